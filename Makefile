@@ -1,0 +1,46 @@
+# Two commands on a fresh machine: `make demo` (evaluate the tiny default model on the suite) and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# CPU build by default; set TORCH_SPEC="torch" (or a CUDA build) on a GPU machine
+TORCH_SPEC ?= torch==2.13.0
+# offline mirror of the upstream data: ../shared/data when it exists (leave empty to download from upstream)
+SHARED_DATA := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))../shared/data)
+LM_EVAL_STEREO_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
+export LM_EVAL_STEREO_DATA_DIR
+DEMO_MODEL ?= .cache/demo-model
+DEMO_TASKS ?= stereoset_multi
+DEMO_LIMIT ?= 20
+DEMO_OUT ?= .cache/demo-results
+
+.PHONY: venv demo test lint bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet "$(TORCH_SPEC)"
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $@
+
+venv: $(VENV)/.installed
+
+$(DEMO_MODEL)/config.json: | $(VENV)/.installed
+	$(BIN)/lm-eval-stereo build-tiny-model $(DEMO_MODEL) --kind causal --seed 0
+
+demo: $(VENV)/.installed $(DEMO_MODEL)/config.json
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/lm_eval --model hf \
+		--model_args pretrained=$(DEMO_MODEL),dtype=float32 --device cpu --batch_size 8 \
+		--tasks $(DEMO_TASKS) --limit $(DEMO_LIMIT) --output_path $(DEMO_OUT)
+
+test: $(VENV)/.installed
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check lm_eval_stereo tests bench
+	$(BIN)/ruff format --check lm_eval_stereo tests bench
+
+bench: $(VENV)/.installed
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python -m bench.run
+
+clean:
+	rm -rf $(VENV) .cache

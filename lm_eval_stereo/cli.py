@@ -1,0 +1,47 @@
+"""The ``lm-eval-stereo`` console script.
+
+``lm-eval-stereo tasks-path`` prints the installed task folder; ``lm-eval-stereo build-tiny-model DIR`` writes the
+seeded tiny models used by the demo and the tests; anything else is passed unchanged to lm_eval's own command line,
+with the plugin's tasks and models registered whatever ``LM_EVAL_STEREO_AUTOLOAD`` says.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from lm_eval_stereo import tasks_path
+
+
+def _build_tiny_model(argv: list[str]) -> int:
+    from lm_eval_stereo.testing.tiny_models import BUILDERS
+
+    parser = argparse.ArgumentParser(prog="lm-eval-stereo build-tiny-model")
+    parser.add_argument("directory")
+    parser.add_argument("--kind", choices=sorted(BUILDERS), default="causal")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    path = BUILDERS[args.kind](args.directory, seed=args.seed)
+    print(path)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["tasks-path"]:
+        print(tasks_path())
+        return 0
+    if argv[:1] == ["build-tiny-model"]:
+        return _build_tiny_model(argv[1:])
+    from lm_eval_stereo._autoload import activate
+
+    activate()
+    from lm_eval.__main__ import cli_evaluate
+
+    sys.argv = ["lm-eval-stereo", *argv]
+    cli_evaluate()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+"""Shared fixtures: offline environment, tiny seeded models, and a runner for the real ``lm_eval`` command."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from lm_eval_runner import REPO, shared_data_dir  # noqa: F401  (re-exported for tests)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def offline_environment(tmp_path_factory: pytest.TempPathFactory):
+    """Point the data layer at the offline mirror and keep every library off the network."""
+    saved = dict(os.environ)
+    os.environ.update(
+        {
+            "LM_EVAL_STEREO_DATA_DIR": str(shared_data_dir()),
+            "LM_EVAL_STEREO_CACHE": str(tmp_path_factory.mktemp("cache")),
+            "HF_HUB_OFFLINE": "1",
+            "HF_DATASETS_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+        }
+    )
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+@pytest.fixture(scope="session")
+def tiny_causal(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A seeded tiny GPT-2-style model with a byte-level BPE tokenizer and a chat template."""
+    from lm_eval_stereo.testing.tiny_models import build_causal_lm
+
+    return build_causal_lm(tmp_path_factory.mktemp("tiny_causal"), seed=0)

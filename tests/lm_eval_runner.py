@@ -1,0 +1,56 @@
+"""Run the real ``lm_eval`` console script in a subprocess and read back its results and samples."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_data_dir() -> Path:
+    """The offline mirror: ``$LM_EVAL_STEREO_DATA_DIR`` if set, else ``../shared/data`` beside the repository."""
+    configured = os.environ.get("LM_EVAL_STEREO_DATA_DIR")
+    return Path(configured) if configured else REPO.parent / "shared" / "data"
+
+
+@dataclass
+class LmEvalRun:
+    returncode: int
+    stdout: str
+    stderr: str
+    results: dict
+    samples: dict[str, list[dict]]
+
+    def metric(self, task: str, name: str, filter_key: str = "none"):
+        return self.results["results"][task][f"{name},{filter_key}"]
+
+
+def run_lm_eval(
+    args: list[str],
+    output_dir: Path,
+    *,
+    executable: str = "lm_eval",
+    env: dict[str, str] | None = None,
+    check: bool = True,
+    timeout: int = 900,
+) -> LmEvalRun:
+    """Run ``executable args... --output_path output_dir`` and parse the newest results/samples files."""
+    command = [str(Path(sys.executable).parent / executable), *args, "--output_path", str(output_dir)]
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.run(command, capture_output=True, text=True, env=full_env, timeout=timeout, cwd=output_dir)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(command)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}")
+    results: dict = {}
+    samples: dict[str, list[dict]] = {}
+    result_files = sorted(output_dir.rglob("results_*.json"), key=lambda p: p.stat().st_mtime)
+    if result_files:
+        results = json.loads(result_files[-1].read_text())
+        for sample_file in result_files[-1].parent.glob("samples_*.jsonl"):
+            task = sample_file.name[len("samples_") :].rsplit("_", 1)[0]
+            samples[task] = [json.loads(line) for line in sample_file.read_text().splitlines() if line.strip()]
+    return LmEvalRun(proc.returncode, proc.stdout, proc.stderr, results, samples)
