@@ -45,7 +45,9 @@ def read_csv(
                     )
                 missing = [name for name in required if row.get(name) is None]
                 if missing:
-                    raise MalformedDataError(str(file), "row has fewer fields than the header", reader.line_num, missing[0])
+                    raise MalformedDataError(
+                        str(file), "row has fewer fields than the header", reader.line_num, missing[0]
+                    )
                 rows.append(row)
     except UnicodeDecodeError as exc:
         raise MalformedDataError(str(file), f"not valid {encoding} text ({exc.reason} at byte {exc.start})") from None

@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from lm_eval_runner import REPO, shared_data_dir  # noqa: F401  (re-exported for tests)
 
 

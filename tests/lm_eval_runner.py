@@ -44,7 +44,9 @@ def run_lm_eval(
     full_env = {**os.environ, **(env or {})}
     proc = subprocess.run(command, capture_output=True, text=True, env=full_env, timeout=timeout, cwd=output_dir)
     if check and proc.returncode != 0:
-        raise AssertionError(f"{' '.join(command)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}")
+        raise AssertionError(
+            f"{' '.join(command)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
+        )
     results: dict = {}
     samples: dict[str, list[dict]] = {}
     result_files = sorted(output_dir.rglob("results_*.json"), key=lambda p: p.stat().st_mtime)

@@ -52,7 +52,7 @@ def _load_tokenizer(name: str, revision: str | None, trust_remote_code: bool) ->
     return AutoTokenizer.from_pretrained(name, revision=revision, trust_remote_code=trust_remote_code)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _warn_fallback(reason: str) -> None:
     logger.warning("token normalisation impossible (%s); falling back to byte normalisation", reason)
 

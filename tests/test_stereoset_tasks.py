@@ -1,0 +1,131 @@
+"""stereoset_multi end to end through the real ``lm_eval`` command on a tiny seeded causal LM and real data."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from lm_eval_runner import LmEvalRun, run_lm_eval
+
+from lm_eval_stereo.datasets.stereoset import LANGUAGES, load_rows
+from lm_eval_stereo.harness.stereoset import METRICS
+
+PER_CELL = 2  # documents per (test, bias type) and language: every metric gets items
+
+
+def stratified_indices(lang: str) -> list[int]:
+    taken: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for index, row in enumerate(load_rows(lang)):
+        cell = taken[(row["test"], row["bias_type"])]
+        if len(cell) < PER_CELL:
+            cell.append(index)
+    return sorted(i for cell in taken.values() for i in cell)
+
+
+def model_args(model: Path) -> list[str]:
+    return ["--model", "hf", "--model_args", f"pretrained={model},dtype=float32", "--device", "cpu"]
+
+
+def samples_arg(langs) -> list[str]:
+    return ["--samples", json.dumps({f"stereoset_multi_{lang}": stratified_indices(lang) for lang in langs})]
+
+
+@pytest.fixture(scope="module")
+def suite_run(tiny_causal, tmp_path_factory) -> LmEvalRun:
+    out = tmp_path_factory.mktemp("stereoset_suite")
+    args = [*model_args(tiny_causal), "--tasks", "stereoset_multi", "--batch_size", "8", "--log_samples"]
+    return run_lm_eval([*args, *samples_arg(LANGUAGES)], out)
+
+
+RANGES = {"count": (1, 10_000), "intra_count": (1, 10_000), "inter_count": (1, 10_000), "ties": (0, 10_000)}
+
+
+def test_every_metric_is_present_finite_and_in_range(suite_run):
+    n_docs = len(stratified_indices("en"))
+    for lang in LANGUAGES:
+        task = f"stereoset_multi_{lang}"
+        for metric in METRICS:
+            value = suite_run.metric(task, metric)
+            if metric == "normalization":
+                assert value.startswith("token ("), value
+                continue
+            low, high = RANGES.get(metric, (0.0, 100.0))
+            assert math.isfinite(value) and low <= value <= high, (task, metric, value)
+        assert suite_run.metric(task, "count") == n_docs
+        assert suite_run.metric(task, "intra_count") == suite_run.metric(task, "inter_count") == n_docs / 2
+        for name in ("lms", "ss", "icat"):
+            assert suite_run.metric(task, f"{name}_ci_low") <= suite_run.metric(task, name)
+            assert suite_run.metric(task, name) <= suite_run.metric(task, f"{name}_ci_high")
+
+
+def test_group_reports_the_mean_over_languages(suite_run):
+    for metric in ("lms", "ss", "icat", "icat_macro", "inter_ss"):
+        per_language = [suite_run.metric(f"stereoset_multi_{lang}", metric) for lang in LANGUAGES]
+        assert suite_run.metric("stereoset_multi", metric) == pytest.approx(sum(per_language) / len(LANGUAGES))
+
+
+def test_log_samples_hold_per_candidate_scores(suite_run):
+    samples = suite_run.samples["stereoset_multi_de"]
+    assert len(samples) == len(stratified_indices("de"))
+    for sample in samples:
+        item = sample["lms"]
+        doc = sample["doc"]
+        logliks = [float(resp[0][0]) for resp in sample["resps"]]
+        assert [c["loglik"] for c in item["candidates"]] == pytest.approx(logliks)
+        for c, candidate in enumerate(item["candidates"], start=1):
+            assert candidate["units"] == doc[f"c{c}_units"] > 0
+            assert candidate["score"] == pytest.approx(candidate["loglik"] / candidate["units"])
+            assert item[doc[f"c{c}_gold_label"]] == candidate["score"]
+        if doc["test"] == "intrasentence":
+            assert sample["arguments"]["gen_args_0"]["arg_0"] == ""
+            assert sample["arguments"]["gen_args_0"]["arg_1"] == doc["c1_sentence"]
+        else:
+            assert sample["arguments"]["gen_args_0"]["arg_0"][-1] in ".!?"
+            assert sample["arguments"]["gen_args_0"]["arg_1"] == " " + doc["c1_sentence"].strip()
+        assert sample["ss"] == item["key"]
+
+
+def _candidate_scores(run: LmEvalRun, task: str) -> dict[str, float]:
+    return {c["id"]: c["score"] for s in run.samples[task] for c in s["lms"]["candidates"]}
+
+
+def test_batch_size_does_not_change_scores(suite_run, tiny_causal, tmp_path):
+    run = run_lm_eval(
+        [*model_args(tiny_causal), "--tasks", "stereoset_multi_en", "--batch_size", "1", "--log_samples"]
+        + samples_arg(["en"]),
+        tmp_path,
+    )
+    batched = _candidate_scores(suite_run, "stereoset_multi_en")
+    single = _candidate_scores(run, "stereoset_multi_en")
+    assert batched.keys() == single.keys()
+    for key, value in batched.items():
+        assert single[key] == pytest.approx(value, abs=1e-4)
+    for sample_b, sample_1 in zip(suite_run.samples["stereoset_multi_en"], run.samples["stereoset_multi_en"]):
+        items = sample_b["lms"], sample_1["lms"]
+        assert [max(i["candidates"], key=lambda c: c["score"])["id"] for i in items] == [
+            max(items[0]["candidates"], key=lambda c: c["score"])["id"]
+        ] * 2
+    for metric in ("lms", "ss", "icat", "icat_macro"):
+        assert run.metric("stereoset_multi_en", metric) == suite_run.metric("stereoset_multi_en", metric)
+
+
+def test_byte_normalization_via_metadata(tiny_causal, tmp_path):
+    run = run_lm_eval(
+        [*model_args(tiny_causal), "--tasks", "stereoset_multi_fr", "--limit", "4", "--log_samples"]
+        + ["--metadata", json.dumps({"normalization": "byte"})],
+        tmp_path,
+    )
+    assert run.metric("stereoset_multi_fr", "normalization") == "byte"
+    for sample in run.samples["stereoset_multi_fr"]:
+        for c, arguments in zip((1, 2, 3), sample["arguments"].values()):
+            assert sample["doc"][f"c{c}_units"] == len(arguments["arg_1"].encode("utf-8"))
+
+
+def test_without_a_tokenizer_falls_back_to_bytes_and_says_so(tmp_path):
+    run = run_lm_eval(["--model", "dummy", "--tasks", "stereoset_multi_tr", "--limit", "4"], tmp_path)
+    assert run.metric("stereoset_multi_tr", "normalization").startswith("byte (no tokenizer")
+    assert "falling back to byte normalisation" in run.stderr + run.stdout
+    assert 0 <= run.metric("stereoset_multi_tr", "lms") <= 100
