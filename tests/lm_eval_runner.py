@@ -41,6 +41,7 @@ def run_lm_eval(
 ) -> LmEvalRun:
     """Run ``executable args... --output_path output_dir`` and parse the newest results/samples files."""
     command = [str(Path(sys.executable).parent / executable), *args, "--output_path", str(output_dir)]
+    output_dir.mkdir(parents=True, exist_ok=True)
     full_env = {**os.environ, **(env or {})}
     proc = subprocess.run(command, capture_output=True, text=True, env=full_env, timeout=timeout, cwd=output_dir)
     if check and proc.returncode != 0:

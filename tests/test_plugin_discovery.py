@@ -1,0 +1,139 @@
+"""Discovery: plain ``lm_eval`` (import hook), ``lm-eval-stereo``, ``--include_path``, a non-editable wheel, fail-soft."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+import types
+import warnings
+from pathlib import Path
+
+import pytest
+from lm_eval_runner import REPO, run_lm_eval
+
+from lm_eval_stereo import _autoload, tasks_path
+
+BIN = Path(sys.executable).parent
+
+
+def run(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env={**os.environ, **env}, timeout=600)
+
+
+def eval_args(model: Path) -> list[str]:
+    return ["--model", "hf", "--model_args", f"pretrained={model},dtype=float32", "--device", "cpu", "--limit", "2"]
+
+
+def test_ls_tasks_shows_plugin_and_builtin_tasks(tmp_path):
+    listing = run([str(BIN / "lm_eval"), "ls", "tasks"], tmp_path).stdout
+    assert "stereoset_multi_de" in listing and "hellaswag" in listing
+    via_plugin = run([str(BIN / "lm-eval-stereo"), "--tasks", "list"], tmp_path).stdout
+    assert "stereoset_multi_tr" in via_plugin and "hellaswag" in via_plugin
+
+
+def test_console_script_works_without_the_hook(tiny_causal, tmp_path):
+    run_ = run_lm_eval(
+        [*eval_args(tiny_causal), "--tasks", "stereoset_multi_es"],
+        tmp_path,
+        executable="lm-eval-stereo",
+        env={_autoload.AUTOLOAD_ENV: "0"},
+    )
+    assert run_.metric("stereoset_multi_es", "count") == 2
+
+
+def test_include_path_works_without_the_hook_and_nothing_without_either(tiny_causal, tmp_path):
+    printed = run([str(BIN / "lm-eval-stereo"), "tasks-path"], tmp_path).stdout.strip()
+    assert Path(printed) == tasks_path() and (Path(printed) / "stereoset_multi").is_dir()
+    env = {_autoload.AUTOLOAD_ENV: "0"}
+    with_path = run_lm_eval(
+        [*eval_args(tiny_causal), "--tasks", "stereoset_multi_en", "--include_path", printed], tmp_path, env=env
+    )
+    assert with_path.metric("stereoset_multi_en", "count") == 2
+    without = run_lm_eval(
+        [*eval_args(tiny_causal), "--tasks", "stereoset_multi_en"], tmp_path / "none", env=env, check=False
+    )
+    assert without.returncode != 0 and "stereoset_multi_en" in without.stderr
+
+
+def test_models_are_registered_beside_the_builtin_ones(tmp_path):
+    probe = (
+        "from lm_eval.api.registry import get_model, model_registry;"
+        "print(get_model('hf').__name__, 'hf-mlm' in model_registry, 'replay' in model_registry)"
+    )
+    assert run([sys.executable, "-c", probe], tmp_path).stdout.split() == ["HFLM", "True", "True"]
+    disabled = run([sys.executable, "-c", probe], tmp_path, **{_autoload.AUTOLOAD_ENV: "0"})
+    assert disabled.stdout.split() == ["HFLM", "False", "False"]
+
+
+def test_hook_fails_soft_when_lm_eval_internals_change(monkeypatch):
+    class ChangedTaskManager:
+        def __init__(self, paths=None):  # no include_path any more
+            self.paths = paths
+
+    fake = types.ModuleType("lm_eval.tasks.manager")
+    fake.TaskManager = ChangedTaskManager
+    monkeypatch.setattr(_autoload, "_warned", False)
+    with pytest.warns(_autoload.PluginHookWarning, match="include_path") as caught:
+        _autoload._run_hook("lm_eval.tasks.manager", fake)
+        _autoload._run_hook("lm_eval.tasks.manager", fake)
+    assert len(caught) == 1, "the warning is given once"
+    assert ChangedTaskManager(paths=["x"]).paths == ["x"], "lm_eval's class is left as it was"
+
+
+def test_hook_adds_the_task_folder_once(tmp_path):
+    """Passing the plugin's folder explicitly as well must not index it twice (no override warnings)."""
+    probe = (
+        f"import lm_eval.tasks as t; m = t.TaskManager(include_defaults=False, include_path=[{str(tasks_path())!r}]);"
+        "print(' '.join(sorted(n for n in m.all_tasks if n.startswith('stereoset_multi_'))))"
+    )
+    result = run([sys.executable, "-c", probe], tmp_path)
+    names = result.stdout.split()
+    assert {f"stereoset_multi_{lang}" for lang in ("en", "de", "fr", "es", "tr")} <= set(names)
+    assert len(names) == len(set(names))
+    assert "overrid" not in result.stderr.lower()
+
+
+def test_non_editable_wheel_install(tiny_causal, tmp_path):
+    """Build the wheel, install it into a fresh environment, and run plain ``python -m lm_eval`` there."""
+    wheels = tmp_path / "wheels"
+    built = run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(REPO)],
+        tmp_path,
+    )
+    assert built.returncode == 0, built.stderr[-3000:]
+    wheel = next(wheels.glob("lm_eval_stereo-*.whl"))
+    env_dir = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True)
+    site = Path(
+        subprocess.run(
+            [str(env_dir / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    # the dependencies come from the development environment, but not its editable install of this package
+    (site / "_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    installed = run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-compile", "--target", str(site), str(wheel)],
+        tmp_path,
+    )
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    assert (site / "lm_eval_stereo_autoload.pth").is_file()
+    assert (site / "lm_eval_stereo" / "tasks" / "stereoset_multi" / "_stereoset_multi_template_yaml").is_file()
+    python = str(env_dir / "bin" / "python")
+    where = run([python, "-c", "import lm_eval_stereo; print(lm_eval_stereo.tasks_path())"], tmp_path).stdout
+    assert Path(where.strip()) == site / "lm_eval_stereo" / "tasks"
+    out = tmp_path / "out"
+    out.mkdir()
+    result = run(
+        [python, "-m", "lm_eval", *eval_args(tiny_causal), "--tasks", "stereoset_multi_de", "--output_path", str(out)],
+        out,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "stereoset_multi_de" in result.stdout and "icat" in result.stdout
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not any("PluginHookWarning" in line for line in result.stderr.splitlines())
