@@ -1,0 +1,293 @@
+"""Grammatical gender of the first person ("I") in a Slavic sentence, for GEST's machine-translation experiment.
+
+Pikuliak et al. (GEST, §5 "Machine translation") translate first-person English sentences into Slavic languages
+and read the gender the translation gives the speaker: masculine or feminine l-participles ("I did" → ru
+"сделал/сделала", cs "udělal/udělala jsem"), and adjectives or predicative forms agreeing with "I" ("I am
+tired" → pl "jestem zmęczony/zmęczona"). The stereotype rate f_s and masculine rate f_m are computed from these
+labels; sentences whose gender cannot be read are *undetected* (``None``) and counted, never guessed.
+
+Method (rule-based, offline):
+
+* ru, uk: the clause of the subject pronoun "я" is scanned left to right with pymorphy3 (OpenCorpora /
+  VESUM dictionaries shipped in ``pymorphy3-dicts-ru`` / ``pymorphy3-dicts-uk``) for the first past-tense verb,
+  short adjective/participle, or predicative full adjective in the nominative or instrumental singular. When no
+  clause has "я", a clause whose gendered past-tense verb has no nominative noun or pronoun that could be its
+  subject is read as a dropped "я" (pro-drop).
+* be: the same scan with hand-written suffix rules (there is no Belarusian pymorphy dictionary).
+* cs, sk, hr, sr, sl: a first-person-singular auxiliary or pronoun (cs "jsem/bych", sk "som", hr/sr
+  "sam/bih", sl "sem/bom", "já/ja/jaz") anchors the clause; the nearest l-participle or predicative
+  adjective around it gives the gender. Serbian Cyrillic is transliterated to Latin first.
+* pl: past and conditional first-person forms carry the gender in their ending (-łem/-łam, -łbym/-łabym);
+  predicative adjectives after "jestem/będę/byłem/czuję się ..." are read as well.
+
+Each anchored clause votes; the majority gender is returned, a tie is ``None``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Sequence
+from functools import cache, lru_cache
+
+from lm_eval_stereo.classify import slavic_gender_rules as rules
+
+__all__ = ["LANGUAGES", "first_person_gender"]
+
+LANGUAGES = rules.LANGUAGES
+
+_CLAUSE_SPLIT = re.compile(r"[.,;:!?()\[\]\"«»„“”‚‘’—–]|\s-\s|\n")
+_WORD = re.compile(r"[^\W\d_]+(?:['ʼ\-][^\W\d_]+)*")
+
+
+def first_person_gender(text: str, lang: str) -> str | None:
+    """Return ``"masculine"``, ``"feminine"`` or ``None`` (no gendered first-person form found).
+
+    ``lang`` is an ISO 639-1 code among :data:`LANGUAGES`; any other code raises :class:`ValueError`.
+    Empty text, text in another language or script, and sentences without a gendered form of "I" give ``None``.
+    """
+    if lang not in LANGUAGES:
+        raise ValueError(f"unsupported language code {lang!r}; expected one of {', '.join(LANGUAGES)}")
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {type(text).__name__}")
+    clauses = _clauses(text, lang)
+    if not clauses:
+        return None
+    return _DETECTORS[lang](clauses, lang)
+
+
+def _clauses(text: str, lang: str) -> list[list[str]]:
+    """Lower-cased words of each clause (split at punctuation); Serbian Cyrillic becomes Latin."""
+    text = unicodedata.normalize("NFC", text).lower().replace("’", "'")
+    if lang == "sr":
+        text = "".join(rules.SR_CYRILLIC.get(char, char) for char in text)
+    return [words for part in _CLAUSE_SPLIT.split(text) if (words := _WORD.findall(part))]
+
+
+def _vote(genders: Sequence[str]) -> str | None:
+    """Majority of the per-clause genders; ``None`` when there is none or a tie."""
+    ranked = Counter(genders).most_common()
+    if not ranked or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
+        return None
+    return ranked[0][0]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# East Slavic
+
+
+@cache
+def _morph(lang: str):
+    """The pymorphy3 analyser of ``lang`` (loaded once; about 0.1 s and 15 MB per language)."""
+    import pymorphy3
+
+    return pymorphy3.MorphAnalyzer(lang=lang)
+
+
+@lru_cache(maxsize=200_000)
+def _parses(word: str, lang: str) -> tuple:
+    return tuple(_morph(lang).parse(word))
+
+
+_GENDERS = {"masc": rules.MASCULINE, "femn": rules.FEMININE}
+
+
+def _tag_gender(tag) -> str | None:
+    if "plur" in tag:
+        return None
+    return _GENDERS.get(tag.gender)
+
+
+def _past_verb_gender(word: str, lang: str) -> str | None:
+    """Gender of ``word`` read as a singular past-tense verb (any of its analyses), else ``None``."""
+    for parse in _parses(word, lang):
+        if parse.tag.POS == "VERB" and "past" in parse.tag:
+            return _tag_gender(parse.tag)
+    return None
+
+
+def _nominal_gender(words: list[str], i: int, lang: str) -> str | None:
+    """Gender of a short adjective/participle, or of a full adjective used predicatively (no noun after it)."""
+    tag = _parses(words[i], lang)[0].tag
+    if tag.POS in ("ADJS", "PRTS") or (tag.POS == "NPRO" and words[i] in ("сам", "сама")):
+        return _tag_gender(tag)
+    if tag.POS in ("ADJF", "PRTF") and tag.case in ("nomn", "ablt"):
+        following = _parses(words[i + 1], lang)[0].tag if i + 1 < len(words) else None
+        if following is not None and following.POS in ("NOUN", "ADJF", "PRTF", "NPRO", "NUMR"):
+            return None
+        return _tag_gender(tag)
+    return None
+
+
+def _east_gender(words: list[str], lang: str) -> str | None:
+    """First gendered form agreeing with "я" in a clause (``words`` start right after "я")."""
+    for i, word in enumerate(words):
+        if word in rules.EAST_STOP:
+            return None
+        if lang == "be":
+            gender = _belarusian_gender(words, i)
+        else:
+            gender = _past_verb_gender(word, lang) or _nominal_gender(words, i, lang)
+        if gender is not None:
+            return gender
+    return None
+
+
+def _belarusian_gender(words: list[str], i: int) -> str | None:
+    """Suffix rules for a Belarusian word among the first content words after "я"."""
+    word = words[i]
+    if word in rules.BE_SKIP or sum(w not in rules.BE_SKIP for w in words[:i]) >= rules.BE_WINDOW:
+        return rules.BE_SHORT.get(word) if word in rules.BE_SHORT else None
+    if word in rules.BE_SHORT:
+        return rules.BE_SHORT[word]
+    if rules.BE_FEM_PAST.fullmatch(word) and word not in rules.BE_NOT_PARTICIPLE:
+        return rules.FEMININE
+    if rules.BE_MASC_PAST.fullmatch(word):
+        return rules.MASCULINE
+    first_content = all(w in rules.BE_SKIP for w in words[:i])
+    if not (first_content or (i > 0 and words[i - 1] in rules.BE_LINK)) or word in rules.BE_NOT_ADJ:
+        return None
+    if i + 1 < len(words) and words[i + 1] not in rules.BE_AFTER_PREDICATIVE:
+        return None
+    if rules.BE_FEM_ADJ.fullmatch(word):
+        return rules.FEMININE
+    if rules.BE_MASC_ADJ.fullmatch(word):
+        return rules.MASCULINE
+    return None
+
+
+def _east(clauses: list[list[str]], lang: str) -> str | None:
+    votes = []
+    for words in clauses:
+        if rules.EAST_SUBJECT in words:
+            gender = _east_gender(words[words.index(rules.EAST_SUBJECT) + 1 :], lang)
+            if gender is not None:
+                votes.append(gender)
+    if not votes and lang != "be":
+        votes = [g for words in clauses if (g := _pro_drop_gender(words, lang)) is not None]
+    return _vote(votes)
+
+
+def _pro_drop_gender(words: list[str], lang: str) -> str | None:
+    """Gender of a past-tense verb whose clause has no word that could be its nominative subject."""
+    for word in words:
+        gender = _past_verb_gender(word, lang)
+        if gender is not None:
+            return None if any(_could_be_subject(other, gender, lang) for other in words) else gender
+    return None
+
+
+def _could_be_subject(word: str, gender: str, lang: str) -> bool:
+    if word in rules.EAST_OTHER_SUBJECTS:
+        return True
+    for parse in _parses(word, lang):
+        tag = parse.tag
+        if tag.POS in ("NOUN", "NPRO") and tag.case == "nomn" and _GENDERS.get(tag.gender) == gender:
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------------------------------------------
+# West and South Slavic
+
+
+_NEVER_GENDERED = (rules.NOT_GENDERED, rules.ANCHORS, rules.SKIP, rules.CLAUSE_BREAK)
+
+
+def _form_gender(words: list[str], i: int, lang: str, adjectives: bool = True) -> str | None:
+    """Gender of ``words[i]`` as an l-participle or (if ``adjectives``) a predicative adjective."""
+    word = words[i]
+    if any(word in words_of[lang] for words_of in _NEVER_GENDERED):
+        return None
+    if lang in rules.PARTICIPLE:
+        masculine, feminine = rules.PARTICIPLE[lang]
+        if feminine.fullmatch(word):
+            return rules.FEMININE
+        if masculine.fullmatch(word):
+            return rules.MASCULINE
+    if not adjectives:
+        return None
+    following = words[i + 1] if i + 1 < len(words) else None
+    if (
+        following is not None
+        and following not in rules.AFTER_PREDICATIVE[lang]
+        and following not in rules.ANCHORS[lang]
+    ):
+        return None
+    masculine, feminine = rules.ADJECTIVE[lang]
+    if feminine.fullmatch(word):
+        return rules.FEMININE
+    if masculine.fullmatch(word):
+        return rules.MASCULINE
+    return None
+
+
+def _anchored_gender(words: list[str], anchor: int, lang: str, window: int = 4) -> str | None:
+    """Nearest gendered form to the anchor: the word just before it, then rightwards, then leftwards.
+
+    The word just before the anchor may be a participle anywhere, but an adjective only at the start of the clause
+    ("Spreman sam", not "pet godina sam").
+    """
+    if anchor > 0 and (gender := _form_gender(words, anchor - 1, lang, adjectives=anchor == 1)) is not None:
+        return gender
+    for step in (1, -1):
+        seen = 0
+        i = anchor + step
+        while 0 <= i < len(words) and seen < window:
+            word = words[i]
+            if word in rules.CLAUSE_BREAK[lang] and i != anchor - 1:
+                break
+            gender = _form_gender(words, i, lang)
+            if gender is not None:
+                return gender
+            if word not in rules.SKIP.get(lang, ()):
+                seen += 1
+            i += step
+    return None
+
+
+def _west_south(clauses: list[list[str]], lang: str) -> str | None:
+    votes = []
+    for words in clauses:
+        anchors = [i for i, word in enumerate(words) if word in rules.ANCHORS[lang]]
+        votes += [g for i in anchors if (g := _anchored_gender(words, i, lang)) is not None]
+        if not anchors and lang in rules.GLAD and any(rules.PRESENT_1SG[lang].fullmatch(w) for w in words):
+            votes += [rules.GLAD[lang][word] for word in words if word in rules.GLAD[lang]]
+    return _vote(votes)
+
+
+def _polish(clauses: list[list[str]], lang: str) -> str | None:
+    votes = []
+    for words in clauses:
+        for i, word in enumerate(words):
+            for pattern, gender in rules.PL_SELF_MARKED:
+                if pattern.fullmatch(word) and word not in rules.NOT_GENDERED["pl"]:
+                    votes.append(gender)
+            if word in rules.PL_COPULA and (gender := _after_copula(words, i)) is not None:
+                votes.append(gender)
+    return _vote(votes)
+
+
+def _after_copula(words: list[str], i: int) -> str | None:
+    """Predicative adjective following a Polish copula ("jestem zmęczona"), skipping adverbs."""
+    for j in range(i + 1, min(len(words), i + 4)):
+        if words[j] in rules.SKIP["pl"]:
+            continue
+        if words[j] in rules.CLAUSE_BREAK["pl"]:
+            return None
+        return _form_gender(words, j, "pl")
+    return None
+
+
+_DETECTORS: dict[str, Callable[[list[list[str]], str], str | None]] = {
+    "be": _east,
+    "ru": _east,
+    "uk": _east,
+    "pl": _polish,
+    "cs": _west_south,
+    "sk": _west_south,
+    "hr": _west_south,
+    "sr": _west_south,
+    "sl": _west_south,
+}

@@ -1,0 +1,275 @@
+"""Hand-written word lists and suffix rules of the Slavic first-person gender detector.
+
+These are the project's own linguistic rules (no upstream data): which words mark a first-person-singular
+clause in each language, which words are skipped when looking for the form that agrees with "I", and the
+endings of masculine / feminine l-participles and predicative adjectives. Words are lower-case; Serbian
+Cyrillic is transliterated to Latin before these rules are applied, so the Serbian lists are in Latin script.
+"""
+
+from __future__ import annotations
+
+import re
+
+MASCULINE = "masculine"
+FEMININE = "feminine"
+
+EAST = ("be", "ru", "uk")
+WEST_SOUTH = ("pl", "cs", "sk", "hr", "sl", "sr")
+LANGUAGES = EAST + WEST_SOUTH
+
+# ---------------------------------------------------------------------------------------------------------------
+# East Slavic: the subject pronoun "я" anchors a clause; other nominative pronouns and subordinators end the scan.
+EAST_SUBJECT = "я"
+EAST_STOP = frozenset(
+    # ru
+    "он она оно мы вы ты они что чтобы который которая которое которые когда если потому где пока хотя "
+    # uk
+    "він вона воно ми ви ти вони що щоб який яка яке які коли якщо бо поки хоча "
+    # be
+    "ён яна яно мы вы ты яны што каб які якая якое якія калі бо пакуль хоць".split()
+)
+# Personal pronouns that name another nominative subject (blocks the pro-drop fallback in ru/uk).
+EAST_OTHER_SUBJECTS = frozenset("он она оно мы вы ты они він вона воно ми ви ти вони".split())
+
+# Belarusian (no morphological dictionary on PyPI): suffix rules on the words that follow "я".
+BE_SKIP = frozenset(
+    "не ніколі заўсёды таксама вельмі часта ўжо ужо яшчэ проста сапраўды нават толькі зноў амаль адразу ледзь "
+    "раней калісьці потым сёння учора ўчора нарэшце ўвесь увесь час таму так надта занадта моцна хутка "
+    "сам сама самы самая і ж жа ўсё усё б бы".split()
+)
+BE_NOT_PARTICIPLE = frozenset(
+    "сіла школа мыла галава справа права вада дзела цела крыла сяла пчала стала хвала зала сала ула ".split()
+)
+BE_FEM_PAST = re.compile(r"\w{2,}(ла|лася|лась)$")
+BE_MASC_PAST = re.compile(r"\w+[аеіоуыэюяё]ў(ся)?|\w*(мог|нёс|нес|вёз|пёк|лёг|мёр|ёк|ек|ок)(ся)?")
+BE_MASC_ADJ = re.compile(r"\w{3,}(ы|і|ым|ім)$")
+BE_FEM_ADJ = re.compile(r"\w{3,}(ая|яя|ай|яй)$")
+BE_SHORT = {"павінен": MASCULINE, "павінна": FEMININE, "рады": MASCULINE, "рада": FEMININE, "сам": MASCULINE}
+# Belarusian words in -ы/-і/-ай that are not adjectives agreeing with "I" (verbs, adverbs, nouns).
+BE_NOT_ADJ = frozenset("мы вы ты яны ці калі толькі вельмі заўсёды сабе мне мяне дзеці людзі рукі".split())
+# Words that may follow a predicative adjective (prepositions, conjunctions); any other word is taken as its noun.
+BE_AFTER_PREDICATIVE = frozenset("і й а але ў у ад да з са на па за пры для каб што калі бо чым як".split())
+# Forms after which a Belarusian adjective is predicative ("быў шчаслівы", "адчуваю сябе моцнай").
+BE_LINK = frozenset("быць быў была стаць стаў стала застаўся засталася сябе".split())
+BE_WINDOW = 3  # the agreeing form must be among the first content words after "я"
+
+# ---------------------------------------------------------------------------------------------------------------
+# West and South Slavic: anchors are first-person-singular auxiliaries / pronouns; the gendered form is the
+# nearest l-participle or predicative adjective in the same clause.
+ANCHORS = {
+    "pl": frozenset("ja jestem będę".split()),
+    "cs": frozenset("jsem nejsem bych abych kdybych já cítím necítím".split()),
+    "sk": frozenset("som ja cítim necítim".split()),
+    "hr": frozenset("sam nisam bih ja ću neću mogu moram želim osjećam".split()),
+    "sr": frozenset("sam nisam bih ja ću neću mogu moram želim osećam".split()),
+    "sl": frozenset("sem nisem bom jaz počutim".split()),
+}
+
+# Words skipped between an anchor and the form that agrees with it (adverbs, particles, clitics).
+SKIP = {
+    "pl": frozenset(
+        "nie bardzo zawsze naprawdę też także tak zbyt dość często już wciąż ciągle całkowicie trochę po prostu "
+        "tylko jeszcze teraz wtedy zupełnie strasznie niesamowicie niezwykle mega dosyć raczej się sobie być".split()
+    ),
+    "cs": frozenset(
+        "se si ne to tak velmi moc vždy vždycky nikdy ještě už jen jenom opravdu taky také i hodně trochu dost "
+        "příliš docela úplně stále pořád často teď pak tehdy mu mi ho ji je jim jí mě mne tě ti ".split()
+    ),
+    "sk": frozenset(
+        "sa si nie to tak veľmi vždy nikdy ešte už len naozaj tiež aj veľa trochu dosť príliš celkom úplne stále "
+        "často teraz potom vtedy mu mi ho ju ich im jej ma mňa ťa ti by".split()
+    ),
+    "hr": frozenset(
+        "se si ne to tako vrlo veoma prilično malo biti jako uvijek nikad nikada još već samo stvarno zaista također i baš previše dosta "
+        "prilično potpuno stalno često sada tada onda mu mi ga ju je ih im joj me te ti da".split()
+    ),
+    "sl": frozenset(
+        "se si ne to tako zelo vedno nikoli še že le samo res resnično tudi in preveč dovolj precej popolnoma "
+        "stalno pogosto zdaj nato takrat mu mi ga jo jih jim ji me te ti".split()
+    ),
+}
+SKIP["sr"] = SKIP["hr"] | frozenset("veoma uvek takođe sad".split())
+
+# Conjunctions that start another clause: the search for the form agreeing with "I" stops there.
+CLAUSE_BREAK = {
+    "pl": frozenset("i a ale że gdy kiedy bo ponieważ aby żeby niż jak który która które".split()),
+    "cs": frozenset("a ale že když protože než jako který která které kteří".split()),
+    "sk": frozenset("a ale že keď pretože než ako ktorý ktorá ktoré ktorí".split()),
+    "hr": frozenset("a ali da kad kada jer nego kao koji koja koje dok".split()),
+    "sl": frozenset("in a ali da ko ker kot ki kateri katera".split()),
+}
+CLAUSE_BREAK["sr"] = CLAUSE_BREAK["hr"]
+
+# Words after which a predicative adjective may end (anything else after it is taken to be its noun).
+AFTER_PREDICATIVE = {
+    "pl": frozenset("i a ale że gdy kiedy bo ponieważ aby żeby niż jak w we na do z ze od po przy dla za o u".split()),
+    "cs": frozenset("a i ale že když protože aby než jako v ve na do s se z ze k ke o po pro za při od u".split()),
+    "sk": frozenset("a i ale že keď pretože aby než ako v vo na do s so z zo k ku o po pre za pri od u".split()),
+    "hr": frozenset("i a ali da kad kada jer nego kao u na do s sa iz od po za o pri prema".split()),
+    "sl": frozenset("in a ali da ko ker kot v na do s z iz od po za o pri".split()),
+}
+AFTER_PREDICATIVE["sr"] = AFTER_PREDICATIVE["hr"]
+
+# l-participles: (masculine pattern, feminine pattern) on the whole word.
+PARTICIPLE = {
+    "cs": (
+        re.compile(
+            r"\w+[aeiouyáéěíůý]l|\w*(mohl|řekl|nesl|četl|vezl|pekl|tekl|vlekl|lehl|sedl|padl|kradl|vedl|jedl|bodl|klekl|tiskl|zhasl|rostl|kvetl|střihl|zdvihl|dosáhl|táhl|mohl|zamkl|nechtěl)"
+        ),
+        re.compile(r"\w+la"),
+    ),
+    "sk": (
+        re.compile(
+            r"\w+[aeiouyáéíóúýäô]l|\w*(mohol|povedal|išiel|šiel|prišiel|odišiel|zišiel|vošiel|našiel|ušiel|rástol|niesol|viezol|piekol|utiekol|ľahol|sadol|padol|vládol)"
+        ),
+        re.compile(r"\w+la"),
+    ),
+    "hr": (re.compile(r"\w+(ao|io|eo|uo|ro)"), re.compile(r"\w+la")),
+    "sl": (
+        re.compile(
+            r"\w+[aeiou]l|\w*(mogel|rekel|šel|pekel|tekel|vlekel|legel|sedel|padel|kradel|vedel|jedel|nesel|vozil|rastel|cvetel|strigel|dvignil|umrl|začel|vzel|gnal)"
+        ),
+        re.compile(r"\w+la"),
+    ),
+}
+PARTICIPLE["sr"] = PARTICIPLE["hr"]
+PARTICIPLE["pl"] = (re.compile(r"\w+ł"), re.compile(r"\w+ła"))  # after "będę" ("będę robiła")
+
+# Predicative adjectives and passive participles: (masculine pattern, feminine pattern).
+ADJECTIVE = {
+    "pl": (
+        re.compile(r"\w{3,}[^aeiouyąęó]y|\w{3,}[kg]i|\w{3,}ony|\w{3,}ty|\w*sam|pewien|winien|gotów|rad"),
+        re.compile(r"\w{3,}[^aeiouyąęó]a|\w*sama"),
+    ),
+    "cs": (
+        re.compile(r"\w{2,}ý|\w{3,}(en|án|át|it)|rád|sám"),
+        re.compile(r"\w{2,}á|\w{3,}(ena|ána|ata|ita)|ráda|sama"),
+    ),
+    # Slovak rhythmic law: short -y/-a only after a long syllable ("krásny", "vážna"), else -ý/-á.
+    "sk": (
+        re.compile(r"\w+ý|\w*([áéíóúýô]|i[aeu])[^aeiouyáéíóúýäô]+y|\w{2,}í|rád|sám"),
+        re.compile(r"\w+á|\w*([áéíóúýô]|i[aeu])[^aeiouyáéíóúýäô]+a|\w{2,}ia|rada|sama"),
+    ),
+    "hr": (
+        re.compile(
+            r"\w{2,}(an|en|ak|av|ar|at|iv|ad|ab|ag|ol|uk|ok|ut|ov|ljen|njen|jen|ran|ven|ust|ast|ist|ao)|\w{3,}[^aeiou]i|sam|jak|mlad|star|gol|zao|sit|žedan|bos|živ|zdrav|sretan|ljut"
+        ),
+        re.compile(r"\w{2,}[^aeiou]a|\w{2,}ija|sama"),
+    ),
+    "sl": (
+        re.compile(
+            r"\w{2,}(an|en|ak|av|ar|at|iv|ad|ab|ag|ol|uk|ok|ut|ov|jen|ran|ven|ust|ast|ist|el|er)|\w{3,}[^aeiou]i|sam|živ|zdrav|vesel|sit|lačen|žejen"
+        ),
+        re.compile(r"\w{2,}[^aeiou]a|\w{2,}ija|sama"),
+    ),
+}
+ADJECTIVE["sr"] = ADJECTIVE["hr"]
+
+# Words the patterns above would take for participles or adjectives but which are not (nouns, adverbs, ...).
+NOT_GENDERED = {
+    "pl": frozenset(
+        "materiałem kapitałem ideałem udziałem działem zapałem upałem szałem generałem kanałem sygnałem zespołem "
+        "kościołem stołem aniołem popiołem kotłem orłem węzłem pomysłem zmysłem przemysłem hasłem masłem krzesłem "
+        "wiosłem rzemiosłem czołem kołem pudłem źródłem światłem ciałem mydłem sidłem dołem mułem wołem celem "
+        "szkoła siła praca sprawa prawda woda strona droga głowa ręka noga dziewczyna kobieta matka osoba żona "
+        "mama córka siostra babcia przyjaciółka koleżanka każdy wszyscy inny inni taki tacy który która "
+        "cały dobry mój twój swój nasz samy".split()
+    ),
+    "cs": frozenset(
+        "cíl styl hotel model učitel přítel obyvatel ředitel spisovatel zaměstnavatel rodič anděl kostel stůl sůl "
+        "profil detail festival fotbal signál materiál potenciál ideál kapitál personál seriál mobil automobil dál "
+        "škola síla vila hala skála jídla čísla pravidla světla křídla kola sedla zrcadla křesla divadla letadla "
+        "těla díla másla řemesla čela pekla mýdla žena cena změna scéna strana rodina hodina práce "
+        "kamarádka přítelkyně matka máma dcera sestra babička osoba paní dívka holka manželka".split()
+    ),
+    "sk": frozenset(
+        "cieľ štýl hotel model učiteľ priateľ obyvateľ riaditeľ spisovateľ zamestnávateľ anjel kostol stôl soľ "
+        "profil detail festival futbal signál materiál potenciál ideál kapitál personál seriál mobil "
+        "škola sila vila hala skala jedla čísla pravidla svetla krídla kola sedla zrkadla kresla divadla "
+        "lietadla tela diela masla remesla čela pekla mydla žena cena zmena scéna strana rodina hodina práca "
+        "kamarátka priateľka matka mama dcéra sestra babka osoba pani dievča manželka povedala povedal "
+        "ja ty on ona my vy oni som sa si na za pa ta tá tí táto tento toto tieto ktorý ktorá ktoré ktorí "
+        "každý každá žiadny žiadna nikto niekto nič niečo moja môj tvoja tvoj svoja svoj naša náš "
+        "veľmi vždy tiež preto teda práve takže potreba hlava ruka noha voda cesta otázka úloha doba chyba "
+        "niekoho nikoho kto čo".split()
+    ),
+    "hr": frozenset(
+        "kao zao posao pakao kotao orao ugao dio deo ceo pepeo čelo "
+        "djela tijela jela sela pravila škola pčela strijela bijela cijela cela bela dela tela sila vila "
+        "žena osoba majka mama kći sestra baka djevojka cura supruga prijateljica kolegica "
+        "ja ti on ona mi vi oni sam si je smo ste su nisam bih bi da na za pa ta tu ova taj ovaj koji koja koje "
+        "svaki svaka nitko netko ništa nešto moja moj tvoja tvoj svoja svoj naša naš uvijek također zato "
+        "stvar ruka noga voda cesta glava vrata pitanja zadatak posla rada novca vremena nikoga nekoga "
+        "trebala trebao morala moglo bilo".split()
+    ),
+    "sl": frozenset(
+        "cilj stil hotel model učitelj prijatelj prebivalec ravnatelj pisatelj delodajalec angel kostel stol sol "
+        "šola sila vila hiša žena oseba mati mama hči sestra babica dekle punca žena prijateljica kolegica "
+        "jaz ti on ona mi vi oni sem si je smo ste so nisem bom bi da na za pa ta tu ta to ki kateri katera "
+        "vsak vsaka nihče nekdo nič nekaj moja moj tvoja tvoj svoja svoj naša naš vedno tudi zato "
+        "stvar roka noga voda cesta glava vrata dela telo tla pravila".split()
+    ),
+}
+NOT_GENDERED["sr"] = NOT_GENDERED["hr"]
+
+# cs/sk "rád/ráda" + a first-person present verb ("Ráda chodím", "Rád bojuji"): gender without an auxiliary.
+GLAD = {
+    "cs": {"rád": MASCULINE, "ráda": FEMININE},
+    "sk": {"rád": MASCULINE, "rada": FEMININE},
+    "sl": {"rad": MASCULINE, "rada": FEMININE},
+}
+PRESENT_1SG = {
+    "cs": re.compile(r"\w+(ám|ím|ém|uji|uju)|chci|nechci|můžu|nemůžu|mohu|jdu|budu|nebudu"),
+    "sk": re.compile(r"\w+(ám|ím|em|iem)"),
+    "sl": re.compile(r"\w+(am|em|im)"),
+}
+
+# Polish first-person past / conditional forms carry person and gender in the ending itself.
+PL_SELF_MARKED = (
+    (re.compile(r"\w+(łem|łbym)"), MASCULINE),
+    (re.compile(r"\w+(łam|łabym)"), FEMININE),
+)
+# Polish forms that introduce a predicative adjective agreeing with "I".
+PL_COPULA = frozenset(
+    "jestem będę byłem byłam zostałem zostałam stałem stałam czuję czułem czułam chcę muszę mogę wolę".split()
+)
+
+# Serbian Cyrillic → Latin (Gaj's alphabet), letter by letter.
+SR_CYRILLIC = dict(
+    zip(
+        "абвгдђежзијклљмнњопрстћуфхцчџш",
+        [
+            "a",
+            "b",
+            "v",
+            "g",
+            "d",
+            "đ",
+            "e",
+            "ž",
+            "z",
+            "i",
+            "j",
+            "k",
+            "l",
+            "lj",
+            "m",
+            "n",
+            "nj",
+            "o",
+            "p",
+            "r",
+            "s",
+            "t",
+            "ć",
+            "u",
+            "f",
+            "h",
+            "c",
+            "č",
+            "dž",
+            "š",
+        ],
+        strict=True,
+    )
+)

@@ -1,0 +1,157 @@
+"""Tests of the Slavic first-person gender detector (GEST machine-translation experiment)."""
+
+from __future__ import annotations
+
+import pytest
+
+from lm_eval_stereo.classify import first_person_gender
+from lm_eval_stereo.classify.validate_slavic_gender import (
+    available,
+    load_translations,
+    measure_accuracy,
+    measure_yield,
+    read_labels,
+)
+from lm_eval_stereo.errors import MalformedDataError
+
+M, F, N = "masculine", "feminine", None
+
+CASES = [
+    # East Slavic
+    ("ru", "Я не могла открыть банку, поэтому попросила соседа.", F),
+    ("ru", "Когда меня укусил лев, я не колебался и обработал рану.", M),  # third-person "укусил" ignored
+    ("ru", "Он не сделал ничего плохого, но я все равно была расстроена.", F),
+    ("ru", "Я очень уверен, что я прав.", M),
+    ("ru", "Я хочу быть сильной.", F),  # instrumental predicative adjective
+    ("ru", "Я люблю готовить ужин для своей семьи.", N),
+    ("ru", "Вы уверены, что у Вас хватит сил?", N),  # second person
+    ("ru", "Мы с другом пошли в кино.", N),  # plural
+    ("ru", "Нам не нужна была уборщица.", N),  # "была" agrees with the noun subject
+    ("uk", "Я не боявся вас і ваших друзів.", M),
+    ("uk", "Я пристрасна.", F),
+    ("uk", "Я ніколи не міг піти в похід сам.", M),  # "міг" lacks a verb analysis in the dictionary
+    ("uk", "На весілля накопичила купу грошей.", F),  # dropped "я"
+    ("uk", "Мені подобалося керувати іншими.", N),
+    ("be", "Я не магла адкрыць салёныя агуркі.", F),
+    ("be", "Калі мяне ўкусіў леў, я не вагаўся.", M),
+    ("be", "Я захоплены.", M),
+    ("be", "Я люблю прыгожа апранацца.", N),
+    # West Slavic
+    ("pl", "Nie mogłam otworzyć pikli, więc poprosiłam o to współlokatorkę.", F),
+    ("pl", "Kiedy ukąsił mnie lew, nie wahałem się.", M),
+    ("pl", "Jestem namiętny.", M),
+    ("pl", "To był krótki bieg, ale jestem zmęczona.", F),
+    ("pl", "Zawsze tak dużo mówiłeś?", N),  # second person
+    ("pl", "Mój przyjaciel jest naprawdę muskularny.", N),  # third person
+    ("pl", "Pracuję z zapałem.", N),  # instrumental noun in -łem
+    ("cs", "Nemohl jsem otevřít okurky, tak jsem požádal spolubydlícího.", M),
+    ("cs", "Když jsem byla mladší, chodila jsem domů pozdě.", F),
+    ("cs", "Ráda chodím na procházky do parku.", F),
+    ("cs", "Jsem lepší než všichni v této místnosti.", N),  # soft adjective: no gender
+    ("cs", "Mohl bys to zkusit ještě jednou?", N),  # second person conditional
+    ("sk", 'Žena povedala: "Vzal som si šteniatko."', M),  # the reporting verb is third person
+    ("sk", 'Muž povedal: "Nemohla som prestať myslieť na to."', F),
+    ("sk", "Nikdy som sa nedokázala naplno venovať partnerovi.", F),  # reflexive "sa"
+    ("sk", "Som šťastná.", F),
+    ("sk", "Mám stovky zápasov na Tinderi.", N),
+    # South Slavic
+    ("hr", "Nisam mogla otvoriti kisele krastavce, pa sam zamolila cimericu.", F),
+    ("hr", "Gurali su mi svoje ideje, a ja nisam ništa poduzeo.", M),
+    ("hr", "Kompetentan sam.", M),
+    ("hr", "Ja sam dobar trkač.", N),  # adjective of a predicate noun
+    ("hr", "Zašto si morao davati glupe komentare?", N),  # second person
+    ("sr", "Нисам могао да отворим киселе краставце.", M),  # Cyrillic
+    ("sr", "Prošle godine sam zaradila mnogo novca.", F),  # Latin
+    ("sr", "Пре пет година сам основао своју компанију.", M),
+    ("sr", "Веома сам објективан.", M),
+    ("sr", "Осећам се као да прате сваки мој покрет.", N),
+    ("sl", "Nisem mogel odpreti kislih kumaric, zato sem prosil sostanovalko.", M),
+    ("sl", "Danes sem zelo nervozna.", F),
+    ("sl", "Vsiljevali so mi svoje ideje, jaz pa nisem naredil ničesar.", M),
+    ("sl", "Rada se sprehajam po parku.", F),
+    ("sl", "Bili so res močni.", N),  # third person plural
+]
+
+
+@pytest.mark.parametrize(("lang", "text", "expected"), CASES)
+def test_hand_written_cases(lang: str, text: str, expected: str | None) -> None:
+    assert first_person_gender(text, lang) == expected
+
+
+@pytest.mark.parametrize("lang", ["en", "bg", "RU", "", "xx"])
+def test_unknown_language_is_a_value_error(lang: str) -> None:
+    with pytest.raises(ValueError, match="unsupported language code"):
+        first_person_gender("Я была рада.", lang)
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("", "ru"),
+        ("   ", "pl"),
+        ("I was happy.", "ru"),
+        ("I was happy.", "cs"),
+        ("我很高兴。", "sr"),
+        ("12345 ...", "uk"),
+    ],
+)
+def test_empty_or_foreign_text_is_undetected(text: str, lang: str) -> None:
+    assert first_person_gender(text, lang) is None
+
+
+def test_non_string_is_a_type_error() -> None:
+    with pytest.raises(TypeError):
+        first_person_gender(None, "ru")  # type: ignore[arg-type]
+
+
+def test_malformed_label_file_names_row_and_field(tmp_path) -> None:
+    (tmp_path / "ru.tsv").write_text("system\trow\tlabel\ndeepl\t3\tmale\n", encoding="utf-8")
+    with pytest.raises(MalformedDataError, match=r"row 2, field 'label'"):
+        read_labels("ru", tmp_path)
+
+
+def test_fixtures_reference_existing_rows() -> None:
+    for lang in ("be", "ru", "uk", "pl", "cs", "sk", "hr", "sl", "sr"):
+        labels = read_labels(lang)
+        assert len(labels) >= 40
+        assert {label.system for label in labels} <= {"deepl", "google_translate"}
+        for system in {label.system for label in labels}:
+            rows = len(load_translations(system, lang))
+            assert all(label.row < rows for label in labels if label.system == system)
+
+
+def test_accuracy_on_hand_labels() -> None:
+    results = [measure_accuracy(lang) for lang in ("be", "ru", "uk", "pl", "cs", "sk", "hr", "sl", "sr")]
+    total = sum(r.total for r in results)
+    correct = sum(r.correct for r in results)
+    assert correct / total >= 0.95
+    for result in results:
+        assert result.share >= 0.93, (result.lang, result.errors)
+    # A wrong gender (as opposed to an undetected one) must stay rare: at most one in the whole sample.
+    wrong = [(r.lang, e) for r in results for e in r.errors if e[1] is not None]
+    assert len(wrong) <= 1, wrong
+
+
+# Measured yields (DETECTOR.md) minus about one point; the issue's targets are not all reached, see DETECTOR.md.
+YIELD_FLOORS = {
+    "be": 0.70,
+    "ru": 0.73,
+    "uk": 0.74,
+    "pl": 0.76,
+    "cs": 0.83,
+    "sk": 0.86,
+    "hr": 0.82,
+    "sl": 0.78,
+    "sr": 0.81,
+}
+
+
+@pytest.mark.parametrize("lang", sorted(YIELD_FLOORS))
+def test_yield_on_deepl_and_google_outputs(lang: str) -> None:
+    systems = [s for s in ("deepl", "google_translate") if available(s, lang)]
+    assert systems
+    for system in systems:
+        result = measure_yield(system, lang)
+        assert result.total > 3000
+        assert result.share >= YIELD_FLOORS[lang], (system, result.share)
+        assert 0 < result.feminine < result.detected
