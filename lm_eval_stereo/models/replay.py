@@ -1,0 +1,142 @@
+"""``--model replay``: answer generation requests with recorded outputs, to re-score generations without a model.
+
+``--model_args outputs=PATH[,prompt_column=full_prompt][,output_column=output][,prefill=...]``
+
+``PATH`` is a table of recorded generations, or a folder whose ``*.csv``/``*.jsonl`` files are all read:
+
+- ``.jsonl``: one object per line with the prompt and output fields;
+- ``.csv``: the delimiter (``;``, ``,`` or tab) is taken from the header line; UTF-8 with or without BOM. The
+  upstream ``sample_output/<model>/*_output.csv`` files of Gnadt et al. (``full_prompt`` and ``output`` columns) are
+  read as they are.
+
+A request is matched on its prompt: the context itself, or the context without a trailing ``prefill`` (default
+``"\\nAntwort:\\n"``, the assistant prefill of the German tasks). With ``--apply_chat_template`` the "template" is the
+plain concatenation of the messages, so the same prompts match. A prompt recorded k times answers its first k
+requests with its k outputs in file order (``repeats`` use them all); a request for an unknown prompt, or one more
+than recorded, is an error. Log-likelihood requests are not supported.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict, deque
+from pathlib import Path
+from typing import Any
+
+from lm_eval.api.model import LM
+
+from lm_eval_stereo.errors import MalformedDataError
+from lm_eval_stereo.readers import read_csv, read_jsonl
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_PREFILL = "\nAntwort:\n"
+DELIMITERS = (";", ",", "\t")
+
+
+def _csv_delimiter(path: Path) -> str:
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        header = handle.readline()
+    counts = {delimiter: header.count(delimiter) for delimiter in DELIMITERS}
+    best = max(counts, key=counts.get)
+    if counts[best] == 0:
+        raise MalformedDataError(str(path), f"header has none of the delimiters {DELIMITERS!r}", row=1)
+    return best
+
+
+def read_recordings(path: Path, prompt_column: str, output_column: str) -> list[tuple[str, str]]:
+    """(prompt, output) pairs of one recorded-output file, in file order."""
+    required = [prompt_column, output_column]
+    if path.suffix == ".jsonl":
+        rows = read_jsonl(path, required=required)
+    elif path.suffix == ".csv":
+        rows = read_csv(path, required=required, delimiter=_csv_delimiter(path))
+    else:
+        raise MalformedDataError(str(path), "recorded outputs must be a .csv or .jsonl file")
+    pairs = []
+    for number, row in enumerate(rows, start=2 if path.suffix == ".csv" else 1):
+        prompt, output = row[prompt_column], row[output_column]
+        if not isinstance(prompt, str) or not isinstance(output, str):
+            raise MalformedDataError(str(path), "prompt and output must be text", row=number, field=prompt_column)
+        pairs.append((prompt, output))
+    return pairs
+
+
+def recording_files(path: Path) -> list[Path]:
+    """``path`` itself, or the ``.csv``/``.jsonl`` files of a folder in name order."""
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix in (".csv", ".jsonl"))
+        if not files:
+            raise MalformedDataError(str(path), "folder holds no .csv or .jsonl file of recorded outputs")
+        return files
+    if not path.is_file():
+        raise FileNotFoundError(f"recorded outputs {path} not found (model argument outputs=...)")
+    return [path]
+
+
+class ReplayLM(LM):
+    """A "model" that returns recorded outputs for known prompts (re-scoring, parity checks, offline demos)."""
+
+    def __init__(
+        self,
+        outputs: str,
+        prompt_column: str = "full_prompt",
+        output_column: str = "output",
+        prefill: str = DEFAULT_PREFILL,
+        **_: Any,
+    ) -> None:
+        super().__init__()
+        self.source = Path(str(outputs)).expanduser()
+        self.prefill = prefill
+        self._queues: dict[str, deque[str]] = defaultdict(deque)
+        for file in recording_files(self.source):
+            for prompt, output in read_recordings(file, prompt_column, output_column):
+                self._queues[prompt].append(output)
+        self._recorded = {prompt: len(queue) for prompt, queue in self._queues.items()}
+        logger.info(
+            "replay: %d recorded outputs for %d prompts from %s",
+            sum(self._recorded.values()),
+            len(self._recorded),
+            self.source,
+        )
+
+    def _key(self, context: str) -> str:
+        if context in self._recorded:
+            return context
+        if self.prefill and context.endswith(self.prefill) and context[: -len(self.prefill)] in self._recorded:
+            return context[: -len(self.prefill)]
+        raise KeyError(
+            f"replay: no recorded output in {self.source} for the prompt {context[:300]!r}"
+            f"{'...' if len(context) > 300 else ''} (matched as is and without the prefill {self.prefill!r})"
+        )
+
+    def generate_until(self, requests: list[Any], disable_tqdm: bool = False) -> list[str]:
+        """The next recorded output of each request's prompt."""
+        outputs = []
+        for request in requests:
+            key = self._key(request.args[0])
+            queue = self._queues[key]
+            if not queue:
+                raise ValueError(
+                    f"replay: the prompt {key[:120]!r}... was requested more often than the "
+                    f"{self._recorded[key]} outputs recorded for it in {self.source}"
+                )
+            outputs.append(queue.popleft())
+        return outputs
+
+    def loglikelihood(self, requests: list[Any], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
+        raise NotImplementedError("the replay model only answers generate_until requests (recorded generations)")
+
+    def loglikelihood_rolling(self, requests: list[Any], disable_tqdm: bool = False) -> list[float]:
+        raise NotImplementedError("the replay model only answers generate_until requests (recorded generations)")
+
+    def apply_chat_template(self, chat_history: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
+        """Plain concatenation of the message contents, so chat-formatted requests match the recorded prompts."""
+        return "".join(message["content"] for message in chat_history)
+
+    @property
+    def tokenizer_name(self) -> str:
+        return "replay"
+
+    def chat_template(self, chat_template: bool | str = False) -> str | None:
+        return ""

@@ -1,0 +1,108 @@
+"""Offline end-to-end runs of every GerBBQ+ / SexistStatements task through the real ``lm_eval`` command."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from lm_eval_runner import run_lm_eval
+
+GENERATIVE = ["gerbbq_amb", "gerbbq_dis", "sexist_statements_de", "sexist_statements_de_once"]
+MULTIPLE_CHOICE = ["gerbbq_mc_amb", "gerbbq_mc_dis"]
+
+
+@pytest.fixture(scope="module")
+def chat_run(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory):
+    """All tasks on the tiny chat model, with the chat template and the assistant prefill."""
+    return run_lm_eval(
+        [
+            "--model",
+            "hf",
+            "--model_args",
+            f"pretrained={tiny_causal}",
+            "--tasks",
+            ",".join(GENERATIVE + MULTIPLE_CHOICE),
+            "--limit",
+            "2",
+            "--apply_chat_template",
+            "--log_samples",
+            "--gen_kwargs",
+            "max_gen_toks=8",
+            "--batch_size",
+            "1",
+        ],
+        tmp_path_factory.mktemp("gerbbq_chat"),
+    )
+
+
+def test_generative_prompt_is_published_prompt_with_prefill(chat_run) -> None:
+    sample = chat_run.samples["gerbbq_amb"][0]
+    context = sample["arguments"]["gen_args_0"]["arg_0"]
+    assert context.startswith("<|user|>\nKontext: Wir konnten heute um 9 Uhr nicht")
+    assert context.endswith("A: unbekannt\nB: Ali\nC: Ava\nBeantworte die Frage.<|end|>\n<|assistant|>\n\nAntwort:\n")
+    gen_kwargs = sample["arguments"]["gen_args_0"]["arg_1"]
+    assert gen_kwargs["temperature"] == 0.7 and gen_kwargs["do_sample"] is True
+    assert gen_kwargs["max_gen_toks"] == 8  # overridden with --gen_kwargs
+
+
+def test_every_repeat_is_scored(chat_run) -> None:
+    repeated = chat_run.samples["sexist_statements_de"]
+    assert len(repeated) == 2
+    for sample in repeated:
+        assert len(sample["resps"][0]) == 7
+        record = sample["combined_sexism"]
+        assert record["agree"] + record["disagree"] + record["undetermined"] + record["empty"] == 7
+    once = chat_run.samples["sexist_statements_de_once"]
+    assert all(len(sample["resps"][0]) == 1 for sample in once)
+
+
+def test_generative_metrics_are_reported(chat_run) -> None:
+    for task in ("gerbbq_amb", "gerbbq_dis"):
+        samples = chat_run.samples[task]
+        outputs = sum(s["accuracy"]["outputs"] for s in samples)
+        undetermined = sum(s["accuracy"]["undetermined"] for s in samples)
+        assert outputs + sum(s["accuracy"]["empty"] for s in samples) == 2
+        assert chat_run.metric(task, "undetermined") == pytest.approx(undetermined / outputs)
+        accuracy = chat_run.metric(task, "accuracy")
+        assert 0.0 <= accuracy <= 1.0
+        assert chat_run.metric(task, "accuracy_ci_low") <= accuracy <= chat_run.metric(task, "accuracy_ci_high")
+    undetermined = chat_run.metric("sexist_statements_de", "undetermined")
+    assert 0.0 <= undetermined <= 1.0
+
+
+def test_multiple_choice_books_the_most_likely_option(chat_run) -> None:
+    for task in MULTIPLE_CHOICE:
+        samples = chat_run.samples[task]
+        for sample in samples:
+            scores = [float(resp[0][0]) for resp in sample["resps"]]
+            assert sample["accuracy"]["letters"] == ["ABC"[scores.index(max(scores))]]
+            assert sample["arguments"]["gen_args_0"]["arg_1"] == "A: " + sample["doc"]["options"]["A"]
+        assert chat_run.metric(task, "undetermined") == 0.0
+    correct = sum(s["accuracy"]["correct"] for s in chat_run.samples["gerbbq_mc_dis"])
+    assert chat_run.metric("gerbbq_mc_dis", "accuracy") == pytest.approx(correct / 2)
+    unknown = sum(s["accuracy"]["unknown"] for s in chat_run.samples["gerbbq_mc_amb"])
+    assert chat_run.metric("gerbbq_mc_amb", "accuracy") == pytest.approx(unknown / 2)
+
+
+def test_multiple_choice_does_not_depend_on_batch_size(chat_run, tiny_causal: Path, tmp_path: Path) -> None:
+    run = run_lm_eval(
+        [
+            "--model",
+            "hf",
+            "--model_args",
+            f"pretrained={tiny_causal}",
+            "--tasks",
+            "gerbbq_mc_amb",
+            "--limit",
+            "2",
+            "--apply_chat_template",
+            "--batch_size",
+            "4",
+        ],
+        tmp_path,
+    )
+    for task in ("gerbbq_mc_amb",):
+        for name in ("accuracy", "bias", "bias_f", "bias_m"):
+            ours, theirs = run.metric(task, name), chat_run.metric(task, name)
+            assert (math.isnan(ours) and math.isnan(theirs)) or ours == pytest.approx(theirs), (task, name)
