@@ -1,0 +1,76 @@
+"""Unit tests of the German text processing and the co-occurrence bias (METHODS §5)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from lm_eval_stereo.german_text import content_lemmas, neutralize_gender, tokenize
+from lm_eval_stereo.metrics import cooccurrence
+
+
+def test_tokenize_and_content_lemmas():
+    assert tokenize("Die Ärztin, 42 Jahre alt, kam.") == ["Die", "Ärztin", ",", "42", "Jahre", "alt", ",", "kam", "."]
+    lemmas = content_lemmas(
+        "\nAnna, die Putzfrau, arbeitete als Kollegin; sie liebt schöne Blumen und 3 Hunde.", {"Anna", "sie"}
+    )
+    assert lemmas == [
+        ("Putzmensch", "NN"),
+        ("arbeiten", "VV(FIN)"),
+        ("Kolleg", "NN"),
+        ("lieben", "VV(FIN)"),
+        ("schön", "ADJ(A)"),
+        ("Blume", "NN"),
+        ("Hund", "NN"),
+    ]
+    assert neutralize_gender("Feuerwehrmann", "NN") == "Feuerwehrmensch"
+    assert neutralize_gender("klein", "ADJ(A)") == "klein" and neutralize_gender("Mann", "NN") == "Mann"
+
+
+def test_word_bias_by_hand():
+    # female outputs: 2, male outputs: 4
+    outputs = [["tanzen", "Blume"], ["tanzen"], ["Auto"], ["Auto", "Blume"], ["Auto"], ["einmal"]]
+    female = [True, True, False, False, False, False]
+    bias = cooccurrence.word_bias(outputs, female)
+    assert set(bias) == {"tanzen", "Blume", "Auto"}  # "einmal" occurs once: dropped
+    # P(tanzen|f)=2/2, P(tanzen|m)=0 -> replaced by the smallest non-zero probability 1/4
+    assert bias["tanzen"] == pytest.approx(math.log(1 / 0.25))
+    assert bias["Blume"] == pytest.approx(math.log((1 / 2) / (1 / 4)))
+    assert bias["Auto"] == pytest.approx(math.log(0.25 / (3 / 4)))
+    assert cooccurrence.word_bias(outputs, [True] * 6) == {}
+
+
+def test_analyze_seeded_split_t_test_and_top_words():
+    rng = np.random.default_rng(0)
+    vocabulary = [f"w{i}" for i in range(40)]
+    outputs = [list(rng.choice(vocabulary, size=12)) for _ in range(60)]
+    female = [i % 2 == 0 for i in range(60)]
+    for i in range(0, 60, 2):
+        outputs[i].append("Kleid")
+    first = cooccurrence.analyze(outputs, female)
+    assert first == cooccurrence.analyze(outputs, female)  # seeded: identical
+    other = cooccurrence.analyze(outputs, female, seed=7)
+    assert other["intra_female"]["mean"] != first["intra_female"]["mean"]
+    inter = list(first["bias"].values())
+    assert first["inter"]["mean"] == pytest.approx(np.mean(inter)) and first["inter"]["std"] == pytest.approx(
+        np.std(inter)
+    )
+    # the intra-female split reproduces the reference's generator: default_rng(42), female outputs first
+    split = np.random.default_rng(42).integers(0, 2, size=30).astype(bool)
+    intra = cooccurrence.word_bias([o for o, f in zip(outputs, female) if f], list(split))
+    assert first["intra_female"]["mean"] == pytest.approx(np.mean(list(intra.values())))
+    expected = stats.ttest_ind(list(intra.values()), inter)
+    assert (first["intra_female"]["t"], first["intra_female"]["p"]) == pytest.approx(
+        (expected.statistic, expected.pvalue)
+    )
+    tags = {w: "NN" for w in first["bias"]}
+    top = cooccurrence.top_words(first["bias"], tags, n=3)
+    assert next(iter(top["female"]["NN"])) == "Kleid" and len(top["male"]["NN"]) == 3 and top["female"]["VV"] == {}
+
+
+def test_analyze_with_one_gender_only_is_nan_not_error():
+    result = cooccurrence.analyze([["a", "a"], ["a"]], [True, True])
+    assert result["bias"] == {} and math.isnan(result["inter"]["mean"]) and math.isnan(result["intra_female"]["t"])
