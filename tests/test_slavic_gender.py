@@ -36,6 +36,10 @@ CASES = [
     ("be", "Калі мяне ўкусіў леў, я не вагаўся.", M),
     ("be", "Я захоплены.", M),
     ("be", "Я люблю прыгожа апранацца.", N),
+    ("be", "Збіраўся купіць кавун, але не паспеў.", M),  # dropped "я" at the start of the sentence
+    ("be", "Хацелася жыць вольна.", N),  # impersonal neuter, spelt like a feminine form
+    ("be", "Гэтая задача аказалася складанай, і я раз'юшыўся.", M),  # apostrophe inside the verb
+    ("be", "Я заўсёды гатовы дапамагчы.", M),  # adjective followed by an infinitive
     # West Slavic
     ("pl", "Nie mogłam otworzyć pikli, więc poprosiłam o to współlokatorkę.", F),
     ("pl", "Kiedy ukąsił mnie lew, nie wahałem się.", M),
@@ -44,6 +48,11 @@ CASES = [
     ("pl", "Zawsze tak dużo mówiłeś?", N),  # second person
     ("pl", "Mój przyjaciel jest naprawdę muskularny.", N),  # third person
     ("pl", "Pracuję z zapałem.", N),  # instrumental noun in -łem
+    ("pl", "Powinnam pracować ciężej.", F),
+    ("pl", "Gdybym wiedział, jak nudny jest uniwersytet, nigdy bym nie poszedł.", M),
+    ("pl", "Powiedziano mi, żebym pod żadnym pozorem nie jechał sam.", M),
+    ("pl", "Jestem wystarczająco silna.", F),
+    ("pl", "Gdyby on przyszedł, byłoby lepiej.", N),  # third-person conditional
     ("cs", "Nemohl jsem otevřít okurky, tak jsem požádal spolubydlícího.", M),
     ("cs", "Když jsem byla mladší, chodila jsem domů pozdě.", F),
     ("cs", "Ráda chodím na procházky do parku.", F),
@@ -60,6 +69,10 @@ CASES = [
     ("hr", "Kompetentan sam.", M),
     ("hr", "Ja sam dobar trkač.", N),  # adjective of a predicate noun
     ("hr", "Zašto si morao davati glupe komentare?", N),  # second person
+    ("hr", "Trebao bih očistiti svoj ured.", M),  # modal participle next to the anchor
+    ("hr", "Trebala mi je pomoć.", N),  # impersonal: "pomoć" is the subject
+    ("hr", "Ja sam jedina koja misli da su japanke odvratne.", F),
+    ("hr", "Ne mogu zamisliti da živim bez toga.", N),  # infinitive in -ti is no adjective
     ("sr", "Нисам могао да отворим киселе краставце.", M),  # Cyrillic
     ("sr", "Prošle godine sam zaradila mnogo novca.", F),  # Latin
     ("sr", "Пре пет година сам основао своју компанију.", M),
@@ -70,6 +83,11 @@ CASES = [
     ("sl", "Vsiljevali so mi svoje ideje, jaz pa nisem naredil ničesar.", M),
     ("sl", "Rada se sprehajam po parku.", F),
     ("sl", "Bili so res močni.", N),  # third person plural
+    ("sl", "Mislim, da bi se lahko ubranil medveda.", M),  # "bi" clause in a first-person sentence
+    ("sl", "Če ne bi zaslužil dovolj, moja družina ne bi imela kaj jesti.", M),  # "družina" is the subject there
+    ("sl", "Mislim, da bi on prišel.", N),  # "bi" with another subject
+    ("sl", "Nikoli ne bi govoril za hrbtom šefa.", N),  # no first-person form: "bi" fits any person
+    ("sl", "Hotel sem poklicati prijatelja.", M),
 ]
 
 
@@ -126,7 +144,7 @@ def test_accuracy_on_hand_labels() -> None:
     correct = sum(r.correct for r in results)
     assert correct / total >= 0.95
     for result in results:
-        assert result.share >= 0.93, (result.lang, result.errors)
+        assert result.share >= 0.95, (result.lang, result.errors)
     # A wrong gender (as opposed to an undetected one) must stay rare: at most one in the whole sample.
     wrong = [(r.lang, e) for r in results for e in r.errors if e[1] is not None]
     assert len(wrong) <= 1, wrong
@@ -134,15 +152,15 @@ def test_accuracy_on_hand_labels() -> None:
 
 # Measured yields (DETECTOR.md) minus about one point; the issue's targets are not all reached, see DETECTOR.md.
 YIELD_FLOORS = {
-    "be": 0.70,
+    "be": 0.72,
     "ru": 0.73,
     "uk": 0.74,
-    "pl": 0.76,
-    "cs": 0.83,
+    "pl": 0.78,
+    "cs": 0.84,
     "sk": 0.86,
     "hr": 0.82,
-    "sl": 0.78,
-    "sr": 0.81,
+    "sl": 0.80,
+    "sr": 0.82,
 }
 
 

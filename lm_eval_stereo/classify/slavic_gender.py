@@ -13,11 +13,14 @@ Method (rule-based, offline):
   short adjective/participle, or predicative full adjective in the nominative or instrumental singular. When no
   clause has "я", a clause whose gendered past-tense verb has no nominative noun or pronoun that could be its
   subject is read as a dropped "я" (pro-drop).
-* be: the same scan with hand-written suffix rules (there is no Belarusian pymorphy dictionary).
+* be: the same scan with hand-written suffix rules (there is no Belarusian pymorphy dictionary); a sentence
+  opening with a past form and no subject pronoun is read as a dropped "я".
 * cs, sk, hr, sr, sl: a first-person-singular auxiliary or pronoun (cs "jsem/bych", sk "som", hr/sr
   "sam/bih", sl "sem/bom", "já/ja/jaz") anchors the clause; the nearest l-participle or predicative
-  adjective around it gives the gender. Serbian Cyrillic is transliterated to Latin first.
-* pl: past and conditional first-person forms carry the gender in their ending (-łem/-łam, -łbym/-łabym);
+  adjective around it gives the gender. Serbian Cyrillic is transliterated to Latin first. Slovene "bi" (the same
+  for every person) counts only in a subjectless clause of an otherwise first-person-only sentence.
+* pl: past and conditional first-person forms carry the gender in their ending (-łem/-łam, -łbym/-łabym,
+  powinienem/powinnam); "gdybym/żebym/bym" anchor the nearest l-participle;
   predicative adjectives after "jestem/będę/byłem/czuję się ..." are read as well.
 
 Each anchored clause votes; the majority gender is returned, a tie is ``None``.
@@ -148,7 +151,12 @@ def _belarusian_gender(words: list[str], i: int) -> str | None:
     first_content = all(w in rules.BE_SKIP for w in words[:i])
     if not (first_content or (i > 0 and words[i - 1] in rules.BE_LINK)) or word in rules.BE_NOT_ADJ:
         return None
-    if i + 1 < len(words) and words[i + 1] not in rules.BE_AFTER_PREDICATIVE:
+    following = words[i + 1] if i + 1 < len(words) else None
+    if (
+        following is not None
+        and following not in rules.BE_AFTER_PREDICATIVE
+        and not rules.BE_INFINITIVE.fullmatch(following)
+    ):
         return None
     if rules.BE_FEM_ADJ.fullmatch(word):
         return rules.FEMININE
@@ -164,9 +172,32 @@ def _east(clauses: list[list[str]], lang: str) -> str | None:
             gender = _east_gender(words[words.index(rules.EAST_SUBJECT) + 1 :], lang)
             if gender is not None:
                 votes.append(gender)
-    if not votes and lang != "be":
+    if not votes and lang == "be":
+        votes = [g for g in [_belarusian_pro_drop(clauses)] if g is not None]
+    elif not votes:
         votes = [g for words in clauses if (g := _pro_drop_gender(words, lang)) is not None]
     return _vote(votes)
+
+
+def _belarusian_pro_drop(clauses: list[list[str]]) -> str | None:
+    """Gender of a sentence-opening past form with no other subject pronoun ("Збіраўся купіць кавун ...").
+
+    Unstressed neuter past forms are spelt like feminine ones in Belarusian ("хацелася", "мне хапала"), so a
+    feminine reading needs a non-reflexive form and no dative "мне" (impersonal construction) in the clause.
+    """
+    words = [w for w in clauses[0] if w not in rules.BE_SKIP]
+    if not words or words[0] in rules.BE_NOT_PRO_DROP or any(w in rules.BE_OTHER_SUBJECTS for c in clauses for w in c):
+        return None
+    if (
+        rules.BE_FEM_PAST.fullmatch(words[0])
+        and not words[0].endswith(("лася", "лась"))
+        and words[0] not in rules.BE_NOT_PARTICIPLE
+        and not rules.BE_IMPERSONAL.intersection(clauses[0])
+    ):
+        return rules.FEMININE
+    if rules.BE_MASC_PAST.fullmatch(words[0]):
+        return rules.MASCULINE
+    return None
 
 
 def _pro_drop_gender(words: list[str], lang: str) -> str | None:
@@ -195,10 +226,15 @@ def _could_be_subject(word: str, gender: str, lang: str) -> bool:
 _NEVER_GENDERED = (rules.NOT_GENDERED, rules.ANCHORS, rules.SKIP, rules.CLAUSE_BREAK)
 
 
-def _form_gender(words: list[str], i: int, lang: str, adjectives: bool = True) -> str | None:
-    """Gender of ``words[i]`` as an l-participle or (if ``adjectives``) a predicative adjective."""
+def _form_gender(words: list[str], i: int, lang: str, adjectives: bool = True, adjacent: bool = True) -> str | None:
+    """Gender of ``words[i]`` as an l-participle or (if ``adjectives``) a predicative adjective.
+
+    ``adjacent`` says whether the word stands right next to its anchor (modal participles count only there).
+    """
     word = words[i]
     if any(word in words_of[lang] for words_of in _NEVER_GENDERED):
+        return None
+    if not adjacent and word in rules.ADJACENT_ONLY.get(lang, ()):
         return None
     if lang in rules.PARTICIPLE:
         masculine, feminine = rules.PARTICIPLE[lang]
@@ -206,14 +242,7 @@ def _form_gender(words: list[str], i: int, lang: str, adjectives: bool = True) -
             return rules.FEMININE
         if masculine.fullmatch(word):
             return rules.MASCULINE
-    if not adjectives:
-        return None
-    following = words[i + 1] if i + 1 < len(words) else None
-    if (
-        following is not None
-        and following not in rules.AFTER_PREDICATIVE[lang]
-        and following not in rules.ANCHORS[lang]
-    ):
+    if not adjectives or not _predicative_position(words, i, lang):
         return None
     masculine, feminine = rules.ADJECTIVE[lang]
     if feminine.fullmatch(word):
@@ -221,6 +250,21 @@ def _form_gender(words: list[str], i: int, lang: str, adjectives: bool = True) -
     if masculine.fullmatch(word):
         return rules.MASCULINE
     return None
+
+
+def _predicative_position(words: list[str], i: int, lang: str) -> bool:
+    """Whether an adjective at ``words[i]`` can be predicative: it is no infinitive, and the next word ends the
+    phrase (clause end, preposition, conjunction, anchor or infinitive), so it is no noun's attribute."""
+    infinitive = rules.INFINITIVE[lang]
+    if infinitive.fullmatch(words[i]):
+        return False
+    following = words[i + 1] if i + 1 < len(words) else None
+    return (
+        following is None
+        or following in rules.AFTER_PREDICATIVE[lang]
+        or following in rules.ANCHORS[lang]
+        or bool(infinitive.fullmatch(following))
+    )
 
 
 def _anchored_gender(words: list[str], anchor: int, lang: str, window: int = 4) -> str | None:
@@ -236,9 +280,9 @@ def _anchored_gender(words: list[str], anchor: int, lang: str, window: int = 4) 
         i = anchor + step
         while 0 <= i < len(words) and seen < window:
             word = words[i]
-            if word in rules.CLAUSE_BREAK[lang] and i != anchor - 1:
+            if word in rules.CLAUSE_BREAK[lang]:
                 break
-            gender = _form_gender(words, i, lang)
+            gender = _form_gender(words, i, lang, adjacent=abs(i - anchor) == 1)
             if gender is not None:
                 return gender
             if word not in rules.SKIP.get(lang, ()):
@@ -254,7 +298,27 @@ def _west_south(clauses: list[list[str]], lang: str) -> str | None:
         votes += [g for i in anchors if (g := _anchored_gender(words, i, lang)) is not None]
         if not anchors and lang in rules.GLAD and any(rules.PRESENT_1SG[lang].fullmatch(w) for w in words):
             votes += [rules.GLAD[lang][word] for word in words if word in rules.GLAD[lang]]
+    if not votes and lang == "sl":
+        votes = _slovene_conditional(clauses)
     return _vote(votes)
+
+
+def _slovene_conditional(clauses: list[list[str]]) -> list[str]:
+    """Genders of subjectless "bi" + l-participle clauses in a sentence that is otherwise first person only."""
+    words = [word for clause in clauses for word in clause]
+    if not any(rules.SL_FIRST_PERSON.fullmatch(w) for w in words) or any(w in rules.SL_OTHER_PERSON for w in words):
+        return []
+    votes = []
+    for clause in clauses:
+        start = 0
+        for i, word in enumerate(clause):
+            if word in rules.CLAUSE_BREAK["sl"]:
+                start = i + 1
+            elif word == rules.SL_CONDITIONAL and all(w in rules.SL_BEFORE_BI for w in clause[start:i]):
+                gender = _anchored_gender(clause, i, "sl")
+                if gender is not None:
+                    votes.append(gender)
+    return votes
 
 
 def _polish(clauses: list[list[str]], lang: str) -> str | None:
@@ -265,6 +329,8 @@ def _polish(clauses: list[list[str]], lang: str) -> str | None:
                 if pattern.fullmatch(word) and word not in rules.NOT_GENDERED["pl"]:
                     votes.append(gender)
             if word in rules.PL_COPULA and (gender := _after_copula(words, i)) is not None:
+                votes.append(gender)
+            if word in rules.PL_CONDITIONAL and (gender := _anchored_gender(words, i, lang)) is not None:
                 votes.append(gender)
     return _vote(votes)
 

@@ -34,14 +34,15 @@ EAST_OTHER_SUBJECTS = frozenset("он она оно мы вы ты они він
 # Belarusian (no morphological dictionary on PyPI): suffix rules on the words that follow "я".
 BE_SKIP = frozenset(
     "не ніколі заўсёды таксама вельмі часта ўжо ужо яшчэ проста сапраўды нават толькі зноў амаль адразу ледзь "
-    "раней калісьці потым сёння учора ўчора нарэшце ўвесь увесь час таму так надта занадта моцна хутка "
+    "раней калісьці потым сёння учора ўчора нарэшце ўвесь увесь час таму так надта занадта моцна хутка найбольш "
+    "больш менш зусім цалкам "
     "сам сама самы самая і ж жа ўсё усё б бы".split()
 )
 BE_NOT_PARTICIPLE = frozenset(
     "сіла школа мыла галава справа права вада дзела цела крыла сяла пчала стала хвала зала сала ула ".split()
 )
-BE_FEM_PAST = re.compile(r"\w{2,}(ла|лася|лась)$")
-BE_MASC_PAST = re.compile(r"\w+[аеіоуыэюяё]ў(ся)?|\w*(мог|нёс|нес|вёз|пёк|лёг|мёр|ёк|ек|ок)(ся)?")
+BE_FEM_PAST = re.compile(r"[\w']{2,}(ла|лася|лась)")
+BE_MASC_PAST = re.compile(r"[\w']+[аеіоуыэюяё]ў(ся)?|[\w']*(мог|нёс|нес|вёз|пёк|лёг|мёр|стрыг|ёк|ек|ок)(ся)?")
 BE_MASC_ADJ = re.compile(r"\w{3,}(ы|і|ым|ім)$")
 BE_FEM_ADJ = re.compile(r"\w{3,}(ая|яя|ай|яй)$")
 BE_SHORT = {"павінен": MASCULINE, "павінна": FEMININE, "рады": MASCULINE, "рада": FEMININE, "сам": MASCULINE}
@@ -52,16 +53,21 @@ BE_AFTER_PREDICATIVE = frozenset("і й а але ў у ад да з са на �
 # Forms after which a Belarusian adjective is predicative ("быў шчаслівы", "адчуваю сябе моцнай").
 BE_LINK = frozenset("быць быў была стаць стаў стала застаўся засталася сябе".split())
 BE_WINDOW = 3  # the agreeing form must be among the first content words after "я"
+# Belarusian pro-drop: a sentence that opens with a first-person past form ("Збіраўся купіць ...") and has no
+# "я" clause. Forms of "быць" are left out ("Была ноч" has a subject after it).
+BE_NOT_PRO_DROP = frozenset("быў была было былі стаў стала".split())
+BE_IMPERSONAL = frozenset("мне мяне табе яму ёй нам вам ім".split())
+BE_OTHER_SUBJECTS = frozenset("ён яна яно мы вы ты яны хтосьці нехта ніхто".split())
 
 # ---------------------------------------------------------------------------------------------------------------
 # West and South Slavic: anchors are first-person-singular auxiliaries / pronouns; the gendered form is the
 # nearest l-participle or predicative adjective in the same clause.
 ANCHORS = {
     "pl": frozenset("ja jestem będę".split()),
-    "cs": frozenset("jsem nejsem bych abych kdybych já cítím necítím".split()),
-    "sk": frozenset("som ja cítim necítim".split()),
-    "hr": frozenset("sam nisam bih ja ću neću mogu moram želim osjećam".split()),
-    "sr": frozenset("sam nisam bih ja ću neću mogu moram želim osećam".split()),
+    "cs": frozenset("jsem nejsem bych abych kdybych já cítím necítím budu nebudu".split()),
+    "sk": frozenset("som ja cítim necítim budem nebudem".split()),
+    "hr": frozenset("sam nisam bih ja ću neću mogu moram želim osjećam budem".split()),
+    "sr": frozenset("sam nisam bih ja ću neću mogu moram želim osećam budem".split()),
     "sl": frozenset("sem nisem bom jaz počutim".split()),
 }
 
@@ -88,7 +94,9 @@ SKIP = {
         "stalno pogosto zdaj nato takrat mu mi ga jo jih jim ji me te ti".split()
     ),
 }
+SKIP["hr"] |= frozenset("dovoljno premalo".split())
 SKIP["sr"] = SKIP["hr"] | frozenset("veoma uvek takođe sad".split())
+SKIP["pl"] |= frozenset("wystarczająco wcale nigdy".split())
 
 # Conjunctions that start another clause: the search for the form agreeing with "I" stops there.
 CLAUSE_BREAK = {
@@ -103,10 +111,10 @@ CLAUSE_BREAK["sr"] = CLAUSE_BREAK["hr"]
 # Words after which a predicative adjective may end (anything else after it is taken to be its noun).
 AFTER_PREDICATIVE = {
     "pl": frozenset("i a ale że gdy kiedy bo ponieważ aby żeby niż jak w we na do z ze od po przy dla za o u".split()),
-    "cs": frozenset("a i ale že když protože aby než jako v ve na do s se z ze k ke o po pro za při od u".split()),
-    "sk": frozenset("a i ale že keď pretože aby než ako v vo na do s so z zo k ku o po pre za pri od u".split()),
-    "hr": frozenset("i a ali da kad kada jer nego kao u na do s sa iz od po za o pri prema".split()),
-    "sl": frozenset("in a ali da ko ker kot v na do s z iz od po za o pri".split()),
+    "cs": frozenset("a i ale že když protože aby než jako vůči v ve na do s se z ze k ke o po pro za při od u".split()),
+    "sk": frozenset("a i ale že keď pretože aby než ako voči v vo na do s so z zo k ku o po pre za pri od u".split()),
+    "hr": frozenset("i a ali da kad kada jer nego kao u na do s sa iz od po za o pri prema koji koja".split()),
+    "sl": frozenset("in a ali da ko ker kot ki v na do s z iz od po za o pri".split()),
 }
 AFTER_PREDICATIVE["sr"] = AFTER_PREDICATIVE["hr"]
 
@@ -196,21 +204,54 @@ NOT_GENDERED = {
     "hr": frozenset(
         "kao zao posao pakao kotao orao ugao dio deo ceo pepeo čelo "
         "djela tijela jela sela pravila škola pčela strijela bijela cijela cela bela dela tela sila vila "
-        "žena osoba majka mama kći sestra baka djevojka cura supruga prijateljica kolegica "
+        "žena osoba majka mama kći sestra baka djevojka cura supruga prijateljica kolegica vođa vodja "
         "ja ti on ona mi vi oni sam si je smo ste su nisam bih bi da na za pa ta tu ova taj ovaj koji koja koje "
         "svaki svaka nitko netko ništa nešto moja moj tvoja tvoj svoja svoj naša naš uvijek također zato "
         "stvar ruka noga voda cesta glava vrata pitanja zadatak posla rada novca vremena nikoga nekoga "
-        "trebala trebao morala moglo bilo".split()
+        "moglo bilo".split()
     ),
     "sl": frozenset(
-        "cilj stil hotel model učitelj prijatelj prebivalec ravnatelj pisatelj delodajalec angel kostel stol sol "
+        "cilj stil model učitelj prijatelj prebivalec ravnatelj pisatelj delodajalec angel kostel stol sol "
         "šola sila vila hiša žena oseba mati mama hči sestra babica dekle punca žena prijateljica kolegica "
-        "jaz ti on ona mi vi oni sem si je smo ste so nisem bom bi da na za pa ta tu ta to ki kateri katera "
+        "jaz ti on ona mi vi oni sem si je smo ste so nisem bom bi da na za pa ta tu ta to ki kateri katera vodja "
         "vsak vsaka nihče nekdo nič nekaj moja moj tvoja tvoj svoja svoj naša naš vedno tudi zato "
         "stvar roka noga voda cesta glava vrata dela telo tla pravila".split()
     ),
 }
 NOT_GENDERED["sr"] = NOT_GENDERED["hr"]
+NOT_GENDERED["pl"] |= frozenset("stół kościół anioł orzeł węzeł popiół kozioł osioł".split())
+
+# Modal l-participles that are often impersonal ("trebala mi je pomoć"): read only right next to the anchor
+# ("Trebao bih", "sam trebala").
+ADJACENT_ONLY = {"hr": frozenset("trebao trebala morala".split())}
+ADJACENT_ONLY["sr"] = ADJACENT_ONLY["hr"]
+
+# Infinitives: never an adjective, and may follow a predicative adjective ("gotów pomóc", "spreman pomoći").
+INFINITIVE = {
+    "pl": re.compile(r"\w{2,}(ć|c)"),
+    "cs": re.compile(r"\w{2,}(t|ct)"),
+    "sk": re.compile(r"\w{2,}ť"),
+    "hr": re.compile(r"\w{2,}(ti|ći)"),
+    "sl": re.compile(r"\w{2,}ti"),
+}
+INFINITIVE["sr"] = INFINITIVE["hr"]
+BE_INFINITIVE = re.compile(r"[\w']{2,}(ць|ці|чы)")
+
+# Slovene conditional "bi" is the same for every person ("jaz/ti/on bi šel"). A "bi" + l-participle clause is read
+# as first person only when nothing but these words precede "bi" in its clause (no subject there), the sentence
+# has a first-person form (SL_FIRST_PERSON) and no second- or third-person pronoun or verb (SL_OTHER_PERSON).
+SL_CONDITIONAL = "bi"
+SL_BEFORE_BI = frozenset(
+    "ne se si mi me ga jo to tega tem o nikoli lahko še tudi res zares raje tako vse nič pa potem zato "
+    "kdaj morda mogoče vsekakor sam sama rad rada nerad nerada če čeprav".split()
+)
+SL_FIRST_PERSON = re.compile(
+    r"jaz|mene|meni|me|mi|moj\w*|sem|nisem|bom|(?!svoj|tvoj|naš|vaš|njen|njeg|vs|kater|tak|kak|drug|nek)\w{2,}(am|em|im)"
+)
+SL_OTHER_PERSON = frozenset(
+    "ti ona on ono oni one vi ste je so sta bodo bo bili bile ni niso nista nekdo kdo nihče mu jim njen njegov "
+    "njim njem tem čem kom nekom".split()
+)
 
 # cs/sk "rád/ráda" + a first-person present verb ("Ráda chodím", "Rád bojuji"): gender without an auxiliary.
 GLAD = {
@@ -226,9 +267,11 @@ PRESENT_1SG = {
 
 # Polish first-person past / conditional forms carry person and gender in the ending itself.
 PL_SELF_MARKED = (
-    (re.compile(r"\w+(łem|łbym)"), MASCULINE),
-    (re.compile(r"\w+(łam|łabym)"), FEMININE),
+    (re.compile(r"\w+(łem|łbym)|powinienem"), MASCULINE),
+    (re.compile(r"\w+(łam|łabym)|powinnam"), FEMININE),
 )
+# Polish conditional person markers: "gdybym wiedział", "żebym poszła", "nigdy bym nie poszedł".
+PL_CONDITIONAL = frozenset("bym gdybym żebym abym jakbym jeślibym".split())
 # Polish forms that introduce a predicative adjective agreeing with "I".
 PL_COPULA = frozenset(
     "jestem będę byłem byłam zostałem zostałam stałem stałam czuję czułem czułam chcę muszę mogę wolę".split()
