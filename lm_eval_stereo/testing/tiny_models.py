@@ -30,10 +30,10 @@ CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
 )
 
-#: model shapes: "tiny" for tests and the demo, "bench" (about 25M parameters) for ``make bench``
+#: model shapes: "tiny" for tests and the demo, "bench" (about 26M parameters) for ``make bench``
 CAUSAL_SHAPES: dict[str, dict[str, int]] = {
     "tiny": {"n_layer": 2, "n_embd": 32, "n_head": 2, "vocab_size": 1024},
-    "bench": {"n_layer": 4, "n_embd": 512, "n_head": 8, "vocab_size": 8192},
+    "bench": {"n_layer": 8, "n_embd": 512, "n_head": 8, "vocab_size": 8192},
 }
 
 
