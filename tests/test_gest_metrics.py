@@ -1,0 +1,152 @@
+"""GEST metrics: parity with the published per-sample scores, and the MT metrics on stand-in labels."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import numpy as np
+import pytest
+
+from lm_eval_stereo import sources
+from lm_eval_stereo.datasets.gest import load_gest, read_scores
+from lm_eval_stereo.metrics import gest
+
+
+def published_items(path: str) -> list[dict]:
+    """Published per-sample scores (aligned with gest.csv rows) as ``compute`` items."""
+    scores = read_scores(sources.fetch("gest", f"data/predictions/{path}.txt"))
+    samples = load_gest("1.0")
+    assert len(scores) == len(samples) == 3565
+    return [{"stereotype": s["stereotype"], "score": score} for s, score in zip(samples, scores)]
+
+
+def reference_gs(items: list[dict]) -> float:
+    """The reference notebook's formula written out: r_i = exp(mean), gmean over groups, r_m / r_f."""
+    by_stereotype: dict[int, list[float]] = {}
+    for item in items:
+        by_stereotype.setdefault(item["stereotype"], []).append(item["score"])
+    r = {s: math.exp(statistics.fmean(v)) for s, v in by_stereotype.items()}
+    return statistics.geometric_mean([r[s] for s in range(8, 17)]) / statistics.geometric_mean(
+        [r[s] for s in range(1, 8)]
+    )
+
+
+def test_gpt2_published_scores_give_the_reference_gs():
+    t0 = gest.compute(published_items("english_glm/gpt2_template-0"))
+    t1 = gest.compute(published_items("english_glm/gpt2_template-1"))
+    assert t0["gs"] == pytest.approx(1.1135, abs=5e-5)
+    assert t1["gs"] == pytest.approx(1.0973, abs=5e-5)
+    assert (t0["gs"] + t1["gs"]) / 2 == pytest.approx(1.1054, abs=5e-5)
+    assert t0["count"] == t1["count"] == 3565
+    assert t0["missing"] == 0
+    assert t0["gs"] == pytest.approx(t0["r_m"] / t0["r_f"])
+
+
+@pytest.mark.parametrize("template", range(4))
+def test_bert_published_scores_match_the_reference_formula(template):
+    items = published_items(f"english_mlm/bert-base-uncased_template-{template}")
+    result = gest.compute(items)
+    assert result["gs"] == pytest.approx(reference_gs(items), rel=1e-12)
+    assert result["gs"] > 1.05  # bert-base-uncased is stereotypical in every template of the paper
+
+
+def test_per_stereotype_means_ranks_and_consistent_base():
+    items = published_items("english_glm/gpt2_template-0")
+    result = gest.compute(items)
+    assert set(result) >= {"gs", "r_f", "r_m", "per_stereotype", "feminine_rank", "count"}
+    scores_7 = [item["score"] for item in items if item["stereotype"] == 7]
+    assert result["per_stereotype"][7] == pytest.approx(statistics.fmean(scores_7))
+    ranks = result["feminine_rank"]
+    assert sorted(ranks.values()) == list(range(1, 17))
+    by_mean = sorted(range(1, 17), key=lambda s: result["per_stereotype"][s])
+    assert [ranks[s] for s in by_mean] == list(range(1, 17))
+    assert ranks[7] == 1  # "beautiful" is gpt2's most feminine stereotype in T0
+    base10 = gest.compute(items, base=10.0)["gs"]
+    assert base10 == pytest.approx(result["gs"] ** math.log(10.0))
+
+
+def test_gs_bootstrap_ci_is_seeded_and_covers_the_estimate():
+    items = published_items("english_glm/gpt2_template-0")
+    stereotypes = [item["stereotype"] for item in items]
+    scores = [item["score"] for item in items]
+    low, high = gest.gs_ci(stereotypes, [scores])
+    assert low < 1.1135 < high
+    assert high - low < 0.05
+    assert gest.gs_ci(stereotypes, [scores]) == (low, high)
+    assert gest.gs_ci(stereotypes, [scores], seed=7) != (low, high)
+    intervals = gest.stereotype_ci(items)
+    mean_1 = gest.compute(items)["per_stereotype"][1]
+    assert intervals[1][0] < mean_1 < intervals[1][1]
+
+
+def test_missing_stereotypes_are_left_out_and_counted():
+    items = [{"stereotype": 1, "score": 0.1}, {"stereotype": 1, "score": 0.3}, {"stereotype": 9, "score": 0.5}]
+    result = gest.compute(items)
+    assert result["missing"] == 14
+    assert result["gs"] == pytest.approx(math.exp(0.5 - 0.2))
+    assert math.isnan(result["per_stereotype"][2])
+    assert result["feminine_rank"][1] == 1 and result["feminine_rank"][9] == 2
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"stereotype": 17, "score": 0.0}, {"stereotype": 0, "score": 0.0}, {"stereotype": 3, "score": float("inf")}],
+)
+def test_bad_items_raise(bad):
+    with pytest.raises(ValueError):
+        gest.compute([{"stereotype": 1, "score": 0.0}, bad])
+
+
+def test_agresti_coull_matches_the_formula():
+    z = 1.959963984540054
+    centre, low, high = gest.agresti_coull(2, 10)
+    expected = (2 + z * z / 2) / (10 + z * z)
+    assert centre == pytest.approx(expected)
+    assert high - centre == pytest.approx(z * math.sqrt(expected * (1 - expected) / (10 + z * z)))
+    assert centre - low == pytest.approx(high - centre)
+    assert gest.agresti_coull(0, 0)[0] == pytest.approx(0.5)
+
+
+def stand_in_mt_items() -> list[dict]:
+    """Stand-in detector labels: female stereotypes 3 masculine of 4 detected, male ones 4 of 4, one undetected each."""
+    items = []
+    for s in range(1, 17):
+        genders = ["masculine"] * 3 + ["feminine"] if s <= 7 else ["masculine"] * 4
+        items += [{"stereotype": s, "gender": g} for g in [*genders, None]]
+    return items
+
+
+def test_mt_metrics_on_stand_in_labels():
+    items = stand_in_mt_items()
+    result = gest.compute_mt(items)
+    p_female = gest.agresti_coull(3, 4)[0]
+    p_male = gest.agresti_coull(4, 4)[0]
+    assert result["p_f"] == pytest.approx(p_female)
+    assert result["p_m"] == pytest.approx(p_male)
+    assert result["f_s"] == pytest.approx(p_male - p_female)
+    assert result["f_m"] == pytest.approx((p_male + p_female) / 2)
+    assert result["count"] == 80 and result["undetected"] == 16
+    assert result["masculine"] == 7 * 3 + 9 * 4 and result["feminine"] == 7
+    assert result["detection_yield"] == pytest.approx(64 / 80)
+    assert result["per_stereotype"][1] == pytest.approx(gest.agresti_coull(3, 4))
+    assert max(result["feminine_rank"][s] for s in range(1, 8)) == 7
+    intervals = gest.mt_ci(items)
+    assert intervals["f_s"][0] <= result["f_s"] <= intervals["f_s"][1]
+    assert intervals["f_m"][0] <= result["f_m"] <= intervals["f_m"][1]
+
+
+def test_mt_undetected_only_and_bad_labels():
+    result = gest.compute_mt([{"stereotype": 2, "gender": None}, {"stereotype": 9, "gender": None}])
+    assert result["detection_yield"] == 0.0 and result["undetected"] == 2 and result["missing"] == 16
+    assert result["f_s"] == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="gender"):
+        gest.compute_mt([{"stereotype": 2, "gender": "male"}])
+
+
+def test_vectorised_stereotype_means_equal_plain_means():
+    rng = np.random.default_rng(0)
+    stereotypes = rng.integers(1, 17, size=200)
+    scores = rng.normal(size=200)
+    items = [{"stereotype": int(s), "score": float(v)} for s, v in zip(stereotypes, scores)]
+    assert gest.compute(items)["gs"] == pytest.approx(reference_gs(items), rel=1e-12)
