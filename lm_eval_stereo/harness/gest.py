@@ -18,7 +18,7 @@ single tokens in GPT-2's vocabulary, for example).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,7 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_stereo.datasets.gest import DEFAULT_VERSION, load_gest
+from lm_eval_stereo.harness.shared_summary import SharedSummary
 from lm_eval_stereo.metrics import gest
 from lm_eval_stereo.metrics.gest import STEREOTYPES, stereotype_label
 
@@ -41,9 +42,9 @@ class GestTask(ConfigurableTask):
         names = self.metric_names()
         self._metric_fn_list = dict.fromkeys(names)
         self._metric_fn_kwargs = {name: {} for name in names}
-        self._aggregation_list = {name: self._aggregation(name) for name in names}
+        self._shared = SharedSummary(f"GEST task {self.config.task}", names, self.summarize, key_field="id")
+        self._aggregation_list = {name: self._shared.aggregation(name) for name in names}
         self._higher_is_better = {name: self.higher_is_better_of(name) for name in names}
-        self._summaries: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def metric_names(self) -> list[str]:
         """All metric names; the first one receives the per-document items."""
@@ -62,24 +63,8 @@ class GestTask(ConfigurableTask):
         raise NotImplementedError
 
     def process_results(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
-        item = self.item(doc, results)
-        first, *others = self.metric_names()
-        return {first: item, **dict.fromkeys(others, item["id"])}
-
-    def _aggregation(self, name: str) -> Callable[[list[Any]], Any]:
-        def aggregate(values: list[Any]) -> Any:
-            if values and isinstance(values[0], dict):
-                items = sorted(values, key=lambda item: item["id"])  # bootstrap resamples do not depend on order
-                key = tuple(item["id"] for item in items)
-                self._summaries = {key: self.summarize(items)}
-            else:
-                key = tuple(sorted(values))
-            if key not in self._summaries:
-                raise RuntimeError(f"GEST metric {name!r} aggregated before {self.metric_names()[0]!r}")
-            return self._summaries[key][name]
-
-        aggregate.__name__ = f"gest_{name}"
-        return aggregate
+        """The item under the first metric, its id under the others (:class:`SharedSummary`)."""
+        return self._shared.per_doc_values(self.item(doc, results))
 
 
 # ----------------------------------------------------------------------------------------- scored samples (g_s)

@@ -6,20 +6,20 @@
 - score = log-likelihood / number of normalisation units (tokens of the evaluated model by default, Eq. 4).
 
 Every document returns its item (the three candidate scores, see :func:`lm_eval_stereo.metrics.stereoset.compute`)
-under the first metric, ``lms``; the other metrics receive the item's key, and their aggregations reuse the result
-computed for that same set of items, so the per-candidate scores are logged once per document in ``--log_samples``.
+under the first metric, ``lms``, and its key under the others (:class:`~lm_eval_stereo.harness.shared_summary.SharedSummary`),
+so the per-candidate scores are logged once per document in ``--log_samples``.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import datasets
 
 from lm_eval_stereo.datasets.stereoset import CANDIDATES, load_rows
 from lm_eval_stereo.harness import normalization
+from lm_eval_stereo.harness.shared_summary import SharedSummary
 from lm_eval_stereo.metrics import stereoset
 
 SENTENCE_END = (".", "!", "?")
@@ -81,8 +81,8 @@ def item_from_scores(doc: dict[str, Any], scores: Sequence[float], details: Sequ
 
 
 def per_doc_values(item: dict[str, Any]) -> dict[str, Any]:
-    """The full item under the first metric, the item's key under all the others."""
-    return {name: item if name == FIRST_METRIC else item["key"] for name in METRICS}
+    """The full item under the first metric (``lms``), the item's key under all the others."""
+    return SUMMARY.per_doc_values(item)
 
 
 def process_results(doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, Any]:
@@ -113,7 +113,6 @@ def _flatten(items: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 TEST_KEYS = ("lms", "ss", "icat", "lms_term_avg", "ss_term_avg", "icat_macro", "icat_micro", "count")
-FIRST_METRIC = "lms"
 METRICS: tuple[str, ...] = tuple(
     [
         *stereoset.SUMMARY_KEYS,
@@ -124,34 +123,5 @@ METRICS: tuple[str, ...] = tuple(
     ]
 )
 
-_RESULTS: OrderedDict[frozenset[str], dict[str, Any]] = OrderedDict()
-
-
-def _aggregate(values: list[Any]) -> dict[str, Any]:
-    """All metrics of one task: computed from the items, or looked up by the items' keys."""
-    if values and isinstance(values[0], dict):
-        key = frozenset(item["key"] for item in values)
-        _RESULTS[key] = _flatten(values)
-        while len(_RESULTS) > 16:
-            _RESULTS.popitem(last=False)
-        return _RESULTS[key]
-    key = frozenset(values)
-    if key not in _RESULTS:
-        raise RuntimeError(
-            f"StereoSet metrics for these {len(values)} items were not computed: the aggregation of "
-            f"'{FIRST_METRIC}' (which receives the per-item scores) must run first"
-        )
-    return _RESULTS[key]
-
-
-def _aggregation(name: str) -> Callable[[list[Any]], Any]:
-    def aggregate(values: list[Any]) -> Any:
-        return _aggregate(values)[name]
-
-    aggregate.__name__ = aggregate.__qualname__ = f"agg_{name}"
-    aggregate.__doc__ = f"Aggregation of the StereoSet metric ``{name}`` (referenced from the task YAML)."
-    return aggregate
-
-
-for _name in METRICS:
-    globals()[f"agg_{_name}"] = _aggregation(_name)
+SUMMARY = SharedSummary("stereoset_multi", METRICS, _flatten)
+globals().update(SUMMARY.aggregations())
