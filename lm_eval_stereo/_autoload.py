@@ -3,7 +3,9 @@
 ``lm_eval_stereo_autoload.pth`` (installed into site-packages) imports this module at interpreter start-up. It only
 installs an import hook: nothing of lm_eval is imported until the program itself imports it. When lm_eval's
 ``lm_eval.tasks.manager`` is executed, ``TaskManager`` is taught to index the plugin's task folder; when
-``lm_eval.models`` is executed (it registers the built-in models), the plugin's models are registered beside them.
+``lm_eval.models`` is executed (it registers the built-in models), the plugin's models are registered beside them;
+when ``lm_eval._cli.harness`` is executed, the pre-0.4.10 listing flags (``--tasks list``, ``list_groups``,
+``list_subtasks``, ``list_tags``) are translated to 0.4.13's ``lm_eval ls ...``.
 
 If lm_eval's internals change, the hook does nothing and warns once how to use the plugin instead
 (``--include_path "$(lm-eval-stereo tasks-path)"``); lm_eval itself keeps working. ``LM_EVAL_STEREO_AUTOLOAD=0``
@@ -99,9 +101,47 @@ def register_models(module: ModuleType | None = None) -> None:
             model_registry.register(name, target=target)
 
 
+LISTINGS = {"list": "tasks", "list_groups": "groups", "list_subtasks": "subtasks", "list_tags": "tags"}
+
+
+def listing_argv(argv: list[str]) -> list[str] | None:
+    """``ls`` arguments for a legacy ``--tasks list...`` command line (keeping ``--include_path``), else None."""
+    options: dict[str, str] = {}
+    words = list(argv[1:] if argv[:1] == ["run"] else argv)
+    while words:
+        word = words.pop(0)
+        if not word.startswith("--"):
+            return None
+        name, _, value = word.partition("=")
+        options[name] = value if value else (words.pop(0) if words else "")
+    what = LISTINGS.get(options.pop("--tasks", ""))
+    if what is None or set(options) - {"--include_path"}:
+        return None
+    return ["ls", what] + (["--include_path", options["--include_path"]] if "--include_path" in options else [])
+
+
+def patch_cli(module: ModuleType) -> None:
+    """Translate ``lm_eval --tasks list`` (removed in 0.4.13) to ``lm_eval ls tasks``."""
+    cls = module.HarnessCLI
+    original = cls.parse_args
+    if getattr(original, "_lm_eval_stereo", False):
+        return
+
+    @functools.wraps(original)
+    def parse_args(self: Any, *args: Any, **kwargs: Any) -> Any:
+        translated = listing_argv(sys.argv[1:])
+        if translated is not None and "ls" in self._subparsers.choices:
+            sys.argv[1:] = translated
+        return original(self, *args, **kwargs)
+
+    parse_args._lm_eval_stereo = True  # type: ignore[attr-defined]
+    cls.parse_args = parse_args
+
+
 _HOOKS = {
     "lm_eval.tasks.manager": ("register its tasks", patch_task_manager),
     "lm_eval.models": ("register its models", register_models),
+    "lm_eval._cli.harness": ("translate --tasks list", patch_cli),
 }
 
 
@@ -150,11 +190,13 @@ class _PostImportFinder(importlib.abc.MetaPathFinder):
 
 def activate() -> None:
     """Apply both hooks now (used by the ``lm-eval-stereo`` console script, whatever the environment says)."""
+    import lm_eval._cli.harness
     import lm_eval.models
     import lm_eval.tasks.manager
 
     _run_hook("lm_eval.tasks.manager", lm_eval.tasks.manager)
     _run_hook("lm_eval.models", lm_eval.models)
+    _run_hook("lm_eval._cli.harness", lm_eval._cli.harness)
 
 
 def install() -> None:

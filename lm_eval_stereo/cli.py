@@ -3,7 +3,7 @@
 ``lm-eval-stereo tasks-path`` prints the installed task folder; ``lm-eval-stereo build-tiny-model DIR`` writes the
 seeded tiny models used by the demo and the tests; anything else is passed unchanged to lm_eval's own command line,
 with the plugin's tasks and models registered whatever ``LM_EVAL_STEREO_AUTOLOAD`` says. ``--tasks list`` (which
-lm_eval 0.4.13 replaced by ``lm_eval ls tasks``) is translated to ``ls tasks``.
+lm_eval 0.4.13 replaced by ``lm_eval ls tasks``) works as before (see :mod:`lm_eval_stereo._autoload`).
 """
 
 from __future__ import annotations
@@ -39,8 +39,6 @@ def main(argv: list[str] | None = None) -> int:
     activate()
     from lm_eval.__main__ import cli_evaluate
 
-    if argv in (["--tasks", "list"], ["--tasks=list"]):
-        argv = ["ls", "tasks"]
     sys.argv = ["lm-eval-stereo", *argv]
     cli_evaluate()
     return 0

@@ -26,11 +26,25 @@ def eval_args(model: Path) -> list[str]:
     return ["--model", "hf", "--model_args", f"pretrained={model},dtype=float32", "--device", "cpu", "--limit", "2"]
 
 
-def test_ls_tasks_shows_plugin_and_builtin_tasks(tmp_path):
-    listing = run([str(BIN / "lm_eval"), "ls", "tasks"], tmp_path).stdout
-    assert "stereoset_multi_de" in listing and "hellaswag" in listing
-    via_plugin = run([str(BIN / "lm-eval-stereo"), "--tasks", "list"], tmp_path).stdout
-    assert "stereoset_multi_tr" in via_plugin and "hellaswag" in via_plugin
+def test_task_listings_show_plugin_and_builtin_tasks(tmp_path):
+    legacy = run([str(BIN / "lm_eval"), "--tasks", "list"], tmp_path)
+    assert legacy.returncode == 0, legacy.stderr[-2000:]
+    assert "stereoset_multi_de" in legacy.stdout and "hellaswag" in legacy.stdout
+    via_plugin = run([str(BIN / "lm-eval-stereo"), "--tasks", "list"], tmp_path, **{_autoload.AUTOLOAD_ENV: "0"})
+    assert "stereoset_multi_tr" in via_plugin.stdout and "hellaswag" in via_plugin.stdout
+
+
+def test_legacy_listing_flags_are_translated_and_nothing_else():
+    assert _autoload.listing_argv(["--tasks", "list"]) == ["ls", "tasks"]
+    assert _autoload.listing_argv(["run", "--tasks=list_groups", "--include_path", "x"]) == [
+        "ls",
+        "groups",
+        "--include_path",
+        "x",
+    ]
+    assert _autoload.listing_argv(["--tasks", "list", "--model", "hf"]) is None
+    assert _autoload.listing_argv(["--tasks", "stereoset_multi"]) is None
+    assert _autoload.listing_argv(["ls", "tasks"]) is None
 
 
 def test_console_script_works_without_the_hook(tiny_causal, tmp_path):
