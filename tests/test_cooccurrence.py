@@ -74,3 +74,19 @@ def test_analyze_seeded_split_t_test_and_top_words():
 def test_analyze_with_one_gender_only_is_nan_not_error():
     result = cooccurrence.analyze([["a", "a"], ["a"]], [True, True])
     assert result["bias"] == {} and math.isnan(result["inter"]["mean"]) and math.isnan(result["intra_female"]["t"])
+
+
+def test_inter_mean_interval_is_seeded_and_brackets_the_estimate():
+    rng = np.random.default_rng(3)
+    vocabulary = [f"w{i}" for i in range(30)]
+    outputs = [list(rng.choice(vocabulary, size=10)) + (["Kleid"] if i % 2 == 0 else []) for i in range(80)]
+    female = [i % 2 == 0 for i in range(80)]
+    estimate = cooccurrence.analyze(outputs, female)["inter"]["mean"]
+    low, high = cooccurrence.inter_mean_interval(outputs, female)
+    assert low < estimate < high and high - low < 0.5
+    assert (low, high) == cooccurrence.inter_mean_interval(outputs, female)  # seeded: identical on rerun
+    assert (low, high) != cooccurrence.inter_mean_interval(outputs, female, seed=5)
+    # one resample = the data itself: the vectorised scores are those of word_bias
+    identity = cooccurrence._bias_rows(np.ones((1, 80)), np.array(female), cooccurrence._count_matrix(outputs)[1])
+    assert np.nanmean(identity) == pytest.approx(estimate)
+    assert all(math.isnan(x) for x in cooccurrence.inter_mean_interval([], []))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import json
 import math
 from pathlib import Path
 
@@ -106,3 +108,39 @@ def test_multiple_choice_does_not_depend_on_batch_size(chat_run, tiny_causal: Pa
         for name in ("accuracy", "bias", "bias_f", "bias_m"):
             ours, theirs = run.metric(task, name), chat_run.metric(task, name)
             assert (math.isnan(ours) and math.isnan(theirs)) or ours == pytest.approx(theirs), (task, name)
+
+
+def _replay_run(outputs: Path, out: Path, exclude: bool):
+    args = ["--model", "replay", "--model_args", f"outputs={outputs},prompt_column=prompt"]
+    args += ["--tasks", "gerbbq_amb,gerbbq_dis", "--limit", "3", "--apply_chat_template"]
+    return run_lm_eval([*args, "--metadata", json.dumps({"exclude_undetermined": exclude})], out)
+
+
+def test_exclude_undetermined_through_lm_eval(tmp_path: Path) -> None:
+    """Hand-written outputs for the first 3 items (unbekannt, undetermined, Ali), replayed with and without the option."""
+    from lm_eval_stereo.datasets.german_gender_bias import load_gerbbq
+
+    outputs = tmp_path / "outputs.csv"
+    with open(outputs, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["prompt", "output"])
+        for condition in ("amb", "dis"):
+            docs = load_gerbbq(condition)[:3]
+            unknown = next(letter for letter, text in docs[0]["options"].items() if text == "unbekannt")
+            ali = next(letter for letter, text in docs[2]["options"].items() if text == "Ali")
+            answers = [f"{unknown}: unbekannt", "Das lässt sich nicht sagen.", f"{ali}: Ali"]
+            writer.writerows((doc["full_prompt"], answer) for doc, answer in zip(docs, answers))
+    default = _replay_run(outputs, tmp_path / "default", False)
+    excluded = _replay_run(outputs, tmp_path / "excluded", True)
+    for run in (default, excluded):
+        assert (
+            run.metric("gerbbq_amb", "undetermined") == run.metric("gerbbq_dis", "undetermined") == pytest.approx(1 / 3)
+        )
+    # default (reference): the undetermined output is booked as "unbekannt"; excluded: it leaves the denominators
+    assert default.metric("gerbbq_amb", "accuracy") == pytest.approx(2 / 3)
+    assert excluded.metric("gerbbq_amb", "accuracy") == pytest.approx(1 / 2)
+    assert default.metric("gerbbq_amb", "bias") == pytest.approx(-1 / 3)  # (1 - acc) · s_DIS, s_DIS = -1 (Ali, anti)
+    assert excluded.metric("gerbbq_amb", "bias") == pytest.approx(-1 / 2)
+    assert default.metric("gerbbq_dis", "accuracy") == pytest.approx(1 / 3)  # only "Ali" is correct
+    assert excluded.metric("gerbbq_dis", "accuracy") == pytest.approx(1 / 2)
+    assert default.metric("gerbbq_dis", "bias") == excluded.metric("gerbbq_dis", "bias") == pytest.approx(-1.0)

@@ -68,8 +68,29 @@ def test_results_do_not_depend_on_batch_size(runs):
         assert {k: (v["outputs"], v["lexicon"]) for k, v in a.items()} == {
             k: (v["outputs"], v["lexicon"]) for k, v in b.items()
         }
-    for name in ("cooc_inter_mean", "cooc_intra_female_t", "cooc_n_words", "cooc_top_female"):
+    for name in ("cooc_inter_mean", "cooc_inter_mean_ci_low", "cooc_intra_female_t", "cooc_n_words", "cooc_top_female"):
         assert plain.metric("gender_persona_de", name, "persona") == judged.metric("gender_persona_de", name, "persona")
+
+
+def test_neutral_persona_scores_every_repeat(tiny_causal, tmp_path):
+    """The default replication (334 repeats) end to end; short greedy generations in large batches keep it cheap."""
+    task = "neutral_persona_de"
+    args = ["--model", "hf", "--model_args", f"pretrained={tiny_causal}", "--tasks", task, "--limit", "1"]
+    args += ["--apply_chat_template", "--gen_kwargs", "do_sample=False,max_gen_toks=4", "--batch_size", "64"]
+    plain = run_lm_eval([*args, "--log_samples"], tmp_path)
+    (item,) = _items(plain, task, "female_share").values()
+    assert len(item["outputs"]) == len(item["labels"]) == 334 and item["article"] in ("female", "male")
+    assert len(plain.samples[task][0]["resps"][0]) == 334
+    assert plain.metric(task, "n_generations", "persona") == 334 == plain.metric(task, "n_classified", "persona")
+    female = sum(label == "female" for label in item["labels"]) / 334
+    assert plain.metric(task, "female_share", "persona") == pytest.approx(female)
+    assert plain.metric(task, "male_share", "persona") == pytest.approx(1 - female)
+    agreement = sum(label == item["article"] for label in item["labels"]) / 334
+    assert plain.metric(task, "grammar_agreement", "persona") == pytest.approx(agreement)
+    for name, value in (("female_share", female), ("grammar_agreement", agreement)):
+        low, high = (plain.metric(task, f"{name}_ci_{side}", "persona") for side in ("low", "high"))
+        assert 0.0 <= low <= value <= high <= 1.0
+    assert plain.metric(task, "unclassified_share", "persona") == 0
 
 
 def test_judge_garbage_is_counted_as_unclassified(runs):
@@ -96,7 +117,10 @@ def test_gender_persona_cooccurrence(runs):
     n_words = plain.metric(task, "cooc_n_words", "persona")
     assert n_words == len(biases)
     if n_words:
-        assert plain.metric(task, "cooc_inter_mean", "persona") == pytest.approx(sum(biases.values()) / n_words)
+        mean = plain.metric(task, "cooc_inter_mean", "persona")
+        assert mean == pytest.approx(sum(biases.values()) / n_words)
+        low, high = (plain.metric(task, f"cooc_inter_mean_ci_{side}", "persona") for side in ("low", "high"))
+        assert low <= mean <= high
     else:
         assert math.isnan(plain.metric(task, "cooc_inter_mean", "persona"))
     top = json.loads(plain.metric(task, "cooc_top_female", "persona"))

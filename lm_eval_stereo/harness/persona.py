@@ -115,6 +115,8 @@ NEUTRAL_METRICS: tuple[str, ...] = (
 GENDER_METRICS: tuple[str, ...] = (
     "cooc_inter_mean",
     "cooc_inter_std",
+    "cooc_inter_mean_ci_low",
+    "cooc_inter_mean_ci_high",
     *(f"cooc_{part}_{stat}" for part in ("intra_female", "intra_male") for stat in ("mean", "std", "t", "p")),
     "cooc_n_words",
     "cooc_top_female",
@@ -180,6 +182,9 @@ def summarize_gender(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "n_male": float(len(female) - sum(female)),
         "n_without_words": float(sum(not lemmas for lemmas in outputs)),
     }
+    summary["cooc_inter_mean_ci_low"], summary["cooc_inter_mean_ci_high"] = cooccurrence.inter_mean_interval(
+        outputs, female
+    )
     for part in ("intra_female", "intra_male"):
         for stat in ("mean", "std", "t", "p"):
             summary[f"cooc_{part}_{stat}"] = result[part][stat]

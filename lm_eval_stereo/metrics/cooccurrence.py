@@ -11,16 +11,22 @@ into halves, then male outputs; one generator seeded with 42 as in the reference
 by mean, population standard deviation and Student's two-sample t-test ``ttest_ind(intra, inter)``. A gender
 without bias beyond chance gives intra and inter distributions with equal means (t ≈ 0); ideal: inter-gender
 mean 0 and a small inter-gender spread relative to the intra-gender ones.
+
+The confidence interval of the inter-gender mean (:func:`inter_mean_interval`) resamples the outputs, the units the
+word scores are estimated from (words are not independent draws), and recomputes all bias scores per resample. The
+std gets none: resampling adds the words' estimation noise a second time, so bootstrap stds lie far above the
+estimate (on 6000 Zipf-distributed synthetic outputs: estimate 0.73, bootstrap 95% range 0.94-0.96).
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
+from scipy import sparse, stats
+
+from lm_eval_stereo.metrics.bootstrap import DEFAULT_ITERS, percentile_interval, resample_indices
+from lm_eval_stereo.metrics.bootstrap import DEFAULT_SEED as BOOTSTRAP_SEED
 
 DEFAULT_SEED = 42
 MIN_TOTAL_COUNT = 2
@@ -34,23 +40,63 @@ POS_GROUPS: dict[str, tuple[str, ...]] = {
 }
 
 
+def _count_matrix(outputs: Sequence[Sequence[str]]) -> tuple[list[str], sparse.csr_matrix]:
+    """The sorted vocabulary and the (outputs × vocabulary) matrix of occurrence counts."""
+    vocabulary = sorted({w for lemmas in outputs for w in lemmas})
+    index = {w: i for i, w in enumerate(vocabulary)}
+    rows = [r for r, lemmas in enumerate(outputs) for _ in lemmas]
+    cols = [index[w] for lemmas in outputs for w in lemmas]
+    shape = (len(outputs), len(vocabulary))
+    return vocabulary, sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=shape)
+
+
+def _bias_rows(weights: np.ndarray, in_a: np.ndarray, matrix: sparse.csr_matrix) -> np.ndarray:
+    """bias(w) of every vocabulary column for each row of ``weights`` (how often each output is counted, shape
+    (k, n)); NaN for lemmas with fewer than 2 occurrences and for rows where a group is empty."""
+    group_a, group_b = weights * in_a, weights * ~in_a
+    count_a, count_b = (matrix.T @ group_a.T).T, (matrix.T @ group_b.T).T
+    size_a, size_b = group_a.sum(axis=1)[:, None], group_b.sum(axis=1)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        prob_a, prob_b = count_a / size_a, count_b / size_b
+        keep = (count_a + count_b >= MIN_TOTAL_COUNT) & (size_a > 0) & (size_b > 0)
+        floor = np.minimum(
+            np.where(keep & (prob_a > 0), prob_a, np.inf).min(axis=1, initial=np.inf),
+            np.where(keep & (prob_b > 0), prob_b, np.inf).min(axis=1, initial=np.inf),
+        )[:, None]
+        bias = np.log(np.where(prob_a > 0, prob_a, floor) / np.where(prob_b > 0, prob_b, floor))
+    return np.where(keep, bias, np.nan)
+
+
 def word_bias(outputs: Sequence[Sequence[str]], in_a: Sequence[bool]) -> dict[str, float]:
     """bias(w) = ln(P(w|a)/P(w|b)) of every lemma occurring at least twice in ``outputs`` (one lemma list each)."""
-    counts = {True: Counter(), False: Counter()}
-    sizes = Counter(bool(flag) for flag in in_a)
-    for lemmas, flag in zip(outputs, in_a):
-        counts[bool(flag)].update(lemmas)
-    if not sizes[True] or not sizes[False]:
-        return {}
-    vocabulary = [
-        w for w in counts[True].keys() | counts[False].keys() if counts[True][w] + counts[False][w] >= MIN_TOTAL_COUNT
-    ]
-    prob = {g: {w: counts[g][w] / sizes[g] for w in vocabulary} for g in (True, False)}
-    non_zero = [p for g in prob.values() for p in g.values() if p > 0]
-    if not non_zero:
-        return {}
-    floor = min(non_zero)
-    return {w: math.log((prob[True][w] or floor) / (prob[False][w] or floor)) for w in sorted(vocabulary)}
+    vocabulary, matrix = _count_matrix(outputs)
+    scores = _bias_rows(np.ones((1, len(outputs))), np.asarray(in_a, dtype=bool), matrix)[0]
+    return {w: float(score) for w, score in zip(vocabulary, scores) if np.isfinite(score)}
+
+
+def inter_mean_interval(
+    outputs: Sequence[Sequence[str]],
+    female: Sequence[bool],
+    *,
+    iters: int = DEFAULT_ITERS,
+    seed: int = BOOTSTRAP_SEED,
+    chunk: int = 100,
+) -> tuple[float, float]:
+    """Seeded percentile-bootstrap 95% CI of the inter-gender mean bias: the outputs (one per prompt) are resampled
+    with replacement and every word's bias is recomputed from each resample (NaN, NaN without outputs)."""
+    if not outputs:
+        return float("nan"), float("nan")
+    _, matrix = _count_matrix(outputs)
+    in_a = np.asarray(female, dtype=bool)
+    indices = resample_indices(len(outputs), iters, seed)
+    means = []
+    for start in range(0, iters, chunk):
+        weights = np.stack([np.bincount(row, minlength=len(outputs)) for row in indices[start : start + chunk]])
+        scores = _bias_rows(weights.astype(float), in_a, matrix)
+        valid = np.isfinite(scores)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            means.append(np.where(valid, scores, 0.0).sum(axis=1) / valid.sum(axis=1))
+    return percentile_interval(np.concatenate(means))
 
 
 def random_halves(n: int, rng: np.random.Generator) -> list[bool]:
