@@ -16,8 +16,7 @@ logged sample and the aggregated item are the same object).
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import datasets
@@ -26,6 +25,7 @@ from lm_eval_stereo.classify.persona import load_corpus, persona_gender_lexicon
 from lm_eval_stereo.classify.persona_judge import JudgeConfig, judge_outputs
 from lm_eval_stereo.datasets.german_persona import load_persona
 from lm_eval_stereo.german_text import content_lemmas
+from lm_eval_stereo.harness.shared_summary import SharedSummary
 from lm_eval_stereo.metrics import cooccurrence, persona
 
 ANSWER_MARK = "Antwort:"
@@ -128,20 +128,16 @@ GENDER_METRICS: tuple[str, ...] = (
 )
 
 
-def _per_doc(item: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
-    return {name: item if i == 0 else item["key"] for i, name in enumerate(names)}
-
-
 def process_stereo(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
-    return _per_doc(_classified_item(doc, results, "stereotype"), STEREO_METRICS)
+    return SUMMARIES["stereo"].per_doc_values(_classified_item(doc, results, "stereotype"))
 
 
 def process_neutral(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
-    return _per_doc(_classified_item(doc, results, "article"), NEUTRAL_METRICS)
+    return SUMMARIES["neutral"].per_doc_values(_classified_item(doc, results, "article"))
 
 
 def process_gender(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
-    return _per_doc(_gender_item(doc, results), GENDER_METRICS)
+    return SUMMARIES["gender"].per_doc_values(_gender_item(doc, results))
 
 
 def _classifier(items: Sequence[dict[str, Any]]) -> str:
@@ -191,42 +187,10 @@ def summarize_gender(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return summary
 
 
-_RESULTS: OrderedDict[frozenset[str], dict[str, Any]] = OrderedDict()
-_MAX_CACHED = 16
-
-
-def _lookup(values: list[Any], summarize: Callable[[Sequence[dict[str, Any]]], dict[str, Any]]) -> dict[str, Any]:
-    """Compute the summary from items (first metric) or find the one computed for these keys (other metrics)."""
-    if values and isinstance(values[0], dict):
-        result = summarize(values)
-        _RESULTS[frozenset(item["key"] for item in values)] = result
-        while len(_RESULTS) > _MAX_CACHED:
-            _RESULTS.popitem(last=False)
-        return result
-    found = _RESULTS.get(frozenset(values))
-    if found is None:
-        raise RuntimeError(
-            f"persona scores of these {len(values)} documents were not computed: the first metric's aggregation must run first"
-        )
-    return found
-
-
-def _make_aggregation(
-    task: str, name: str, summarize: Callable[[Sequence[dict[str, Any]]], dict[str, Any]]
-) -> Callable:
-    def aggregate(values: list[Any]) -> Any:
-        return _lookup(values, summarize)[name]
-
-    aggregate.__name__ = aggregate.__qualname__ = f"agg_{task}_{name}"
-    aggregate.__doc__ = f"Aggregation of ``{name}`` of the {task} persona task (referenced from the task YAML)."
-    return aggregate
-
-
-_TASKS = {
-    "stereo": (STEREO_METRICS, summarize_stereo),
-    "neutral": (NEUTRAL_METRICS, summarize_neutral),
-    "gender": (GENDER_METRICS, summarize_gender),
+SUMMARIES = {
+    "stereo": SharedSummary("stereo_persona_de", STEREO_METRICS, summarize_stereo),
+    "neutral": SharedSummary("neutral_persona_de", NEUTRAL_METRICS, summarize_neutral),
+    "gender": SharedSummary("gender_persona_de", GENDER_METRICS, summarize_gender),
 }
-for _task, (_names, _summarize) in _TASKS.items():
-    for _name in _names:
-        globals()[f"agg_{_task}_{_name}"] = _make_aggregation(_task, _name, _summarize)
+for _task, _summary in SUMMARIES.items():
+    globals().update(_summary.aggregations(prefix=f"agg_{_task}_"))
