@@ -9,8 +9,9 @@ SHARED_DATA := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))../shared/data)
 LM_EVAL_STEREO_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
 export LM_EVAL_STEREO_DATA_DIR
 DEMO_MODEL ?= .cache/demo-model
-DEMO_TASKS ?= stereoset_multi
-DEMO_LIMIT ?= 20
+# the landed suite: every benchmark that a causal LM can run (masked-LM tasks need --model hf-mlm)
+DEMO_TASKS ?= stereoset_multi,gest,gest_mt,gerbbq,gerbbq_mc,sexist_statements_de_once,stereo_persona_de_once,neutral_persona_de_once,gender_persona_de
+DEMO_LIMIT ?= 10
 DEMO_OUT ?= .cache/demo-results
 
 .PHONY: venv demo test lint bench clean
@@ -31,6 +32,8 @@ demo: $(VENV)/.installed $(DEMO_MODEL)/config.json
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/lm_eval --model hf \
 		--model_args pretrained=$(DEMO_MODEL),dtype=float32 --device cpu --batch_size 8 \
 		--tasks $(DEMO_TASKS) --limit $(DEMO_LIMIT) --output_path $(DEMO_OUT)
+	@echo; echo "Headline metrics with 95% bootstrap intervals (random tiny model: the numbers only show that it runs):"
+	@$(BIN)/lm-eval-stereo report $(DEMO_OUT)
 
 test: $(VENV)/.installed
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q

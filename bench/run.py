@@ -1,6 +1,7 @@
 """Run every ``bench/bench_*.py`` module and write ``bench/results.md`` and ``bench/results.json``.
 
-``python -m bench.run [--quick] [NAME ...]``: NAME selects modules (e.g. ``stereoset``); ``--quick`` uses smaller inputs.
+``python -m bench.run [--quick] [NAME ...]``: NAME selects modules (e.g. ``stereoset``; the other benchmarks' last
+results are kept, each with the time and machine it was measured on); ``--quick`` uses smaller inputs.
 """
 
 from __future__ import annotations
@@ -28,15 +29,17 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown benchmark(s) {', '.join(unknown)}; available: {', '.join(available)}")
     machine = f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads, torch {torch.__version__}"
-    sections = [f"# lm-eval-stereo benchmarks\n\nMeasured {time.strftime('%Y-%m-%d %H:%M')} on {machine}.\n"]
-    payload: dict = {"machine": machine, "quick": args.quick, "benchmarks": {}}
+    previous = HERE / "results.json"
+    benchmarks: dict = json.loads(previous.read_text()).get("benchmarks", {}) if previous.exists() else {}
     for name in names:
         print(f"== bench_{name}", flush=True)
         result = importlib.import_module(f"bench.bench_{name}").run(quick=args.quick)
-        sections.append(result["markdown"])
-        payload["benchmarks"][name] = result["json"]
+        measured = f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {machine}{' (quick)' if args.quick else ''}."
+        benchmarks[name] = {"measured": measured, "markdown": result["markdown"], "json": result["json"]}
+    sections = ["# lm-eval-stereo benchmarks\n\nWritten by `make bench` (`python -m bench.run`).\n"]
+    sections += [f"{entry['markdown']}\n{entry['measured']}\n" for _, entry in sorted(benchmarks.items())]
     (HERE / "results.md").write_text("\n".join(sections))
-    (HERE / "results.json").write_text(json.dumps(payload, indent=2) + "\n")
+    previous.write_text(json.dumps({"benchmarks": benchmarks}, indent=2) + "\n")
     print((HERE / "results.md").read_text())
 
 

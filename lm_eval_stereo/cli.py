@@ -1,7 +1,8 @@
 """The ``lm-eval-stereo`` console script.
 
 ``lm-eval-stereo tasks-path`` prints the installed task folder; ``lm-eval-stereo build-tiny-model DIR`` writes the
-seeded tiny models used by the demo and the tests; anything else is passed unchanged to lm_eval's own command line,
+seeded tiny models used by the demo and the tests; ``lm-eval-stereo report OUTPUT_PATH`` prints the headline metrics
+with their confidence intervals from an lm_eval results file or output folder; anything else is passed unchanged to lm_eval's own command line,
 with the plugin's tasks and models registered whatever ``LM_EVAL_STEREO_AUTOLOAD`` says. ``--tasks list`` (which
 lm_eval 0.4.13 replaced by ``lm_eval ls tasks``) works as before (see :mod:`lm_eval_stereo._autoload`).
 """
@@ -27,6 +28,16 @@ def _build_tiny_model(argv: list[str]) -> int:
     return 0
 
 
+def _report(argv: list[str]) -> int:
+    from lm_eval_stereo.report import load_results, render
+
+    parser = argparse.ArgumentParser(prog="lm-eval-stereo report")
+    parser.add_argument("path", help="a results_*.json file or an lm_eval --output_path folder (newest results)")
+    args = parser.parse_args(argv)
+    print(render(load_results(args.path)))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["tasks-path"]:
@@ -34,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if argv[:1] == ["build-tiny-model"]:
         return _build_tiny_model(argv[1:])
+    if argv[:1] == ["report"]:
+        return _report(argv[1:])
     from lm_eval_stereo._autoload import activate
 
     activate()

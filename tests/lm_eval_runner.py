@@ -25,6 +25,7 @@ class LmEvalRun:
     stderr: str
     results: dict
     samples: dict[str, list[dict]]
+    output_dir: Path
 
     def metric(self, task: str, name: str, filter_key: str = "none"):
         return self.results["results"][task][f"{name},{filter_key}"]
@@ -56,4 +57,4 @@ def run_lm_eval(
         for sample_file in result_files[-1].parent.glob("samples_*.jsonl"):
             task = sample_file.name[len("samples_") :].rsplit("_", 1)[0]
             samples[task] = [json.loads(line) for line in sample_file.read_text().splitlines() if line.strip()]
-    return LmEvalRun(proc.returncode, proc.stdout, proc.stderr, results, samples)
+    return LmEvalRun(proc.returncode, proc.stdout, proc.stderr, results, samples, output_dir)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -129,3 +131,14 @@ def test_without_a_tokenizer_falls_back_to_bytes_and_says_so(tmp_path):
     assert run.metric("stereoset_multi_tr", "normalization").startswith("byte (no tokenizer")
     assert "falling back to byte normalisation" in run.stderr + run.stdout
     assert 0 <= run.metric("stereoset_multi_tr", "lms") <= 100
+
+
+def test_report_lists_headline_metrics_with_their_intervals(suite_run):
+    command = [str(Path(sys.executable).parent / "lm-eval-stereo"), "report", str(suite_run.output_dir)]
+    report = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    for task in ("stereoset_multi", "stereoset_multi_de"):
+        low, high = suite_run.metric(task, "icat_ci_low"), suite_run.metric(task, "icat_ci_high")
+        assert f"| {task} | icat | {suite_run.metric(task, 'icat'):.4f} | [{low:.4f}, {high:.4f}] |" in report
+    assert f"| stereoset_multi_tr | count | {suite_run.metric('stereoset_multi_tr', 'count')} |" in report
+    assert "| stereoset_multi_en | normalization | token (" in report
+    assert "icat_gender" not in report, "metrics without an interval or bookkeeping role stay out"
