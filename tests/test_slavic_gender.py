@@ -88,6 +88,46 @@ CASES = [
     ("sl", "Mislim, da bi on prišel.", N),  # "bi" with another subject
     ("sl", "Nikoli ne bi govoril za hrbtom šefa.", N),  # no first-person form: "bi" fits any person
     ("sl", "Hotel sem poklicati prijatelja.", M),
+    # Third round: rules added with their tricky counterparts
+    ("cs", "Poskytl jsem mu soucitnou přítomnost.", M),  # consonant + l participle
+    ("cs", "To dává smysl.", N),  # "smysl" is a noun
+    ("cs", "Nikdy jsem v žádné oblasti svého života nezklamal.", M),  # participle five words from "jsem"
+    ("cs", "Nerada chodím do posilovny.", F),
+    ("cs", "Musím být trpělivá.", F),  # "být" after a first-person verb
+    ("cs", "Chce být trpělivá.", N),  # third person: "chce" is no anchor
+    ("cs", "Jsem si naprosto jistý, že mám pravdu.", M),  # adverb between anchor and adjective
+    ("cs", "Jsem za to nesmírně vděčná.", F),  # preposition with a pronoun object
+    ("sk", "Som taká lenivá.", F),
+    ("sk", "Som uznávaná odborníčka.", N),  # adjective of a predicate noun
+    ("hr", "Ponekad sam tužan bez vidljivog razloga.", M),  # "razloga" after a preposition is no adjective
+    ("hr", "Nekada sam uživao u tome.", M),  # "nekada" is an adverb, not a feminine adjective
+    ("hr", "Uvijek sam se dobro brinula o partneru.", F),  # "dobro" is no participle
+    ("hr", "Volim biti glavni.", M),
+    ("hr", "Trudim se biti uzor svojoj djeci.", N),  # predicate noun; "djeci" is no adjective
+    ("hr", "Kad se netko smije, postanem nervozan.", M),
+    ("hr", "Moj kolega je profesionalniji nego što ću ja ikada biti.", N),
+    ("sr", "ја сам груб.", M),  # short adjective from the word list
+    ("sr", "Ja sam važan svojoj porodici.", M),  # adjective before a dative
+    ("sr", "Увек сам био отворен и волим да будем окружен пријатељима.", M),  # "prijateljima" is no adjective
+    ("sl", "Odrl sem jelena.", M),  # syllabic r before the l
+    ("sl", "Jelena sem odrl s kože.", M),  # a participle after the anchor beats a clause-initial "-a" word
+    ("sl", "Sosedi sem pomagala nositi vrečke.", F),
+    ("hr", "Jedva sam čekao ponovno vidjeti prijatelje.", M),  # "jedva" is no adjective
+    ("sl", "Bi mi odprl ta kozarec?", N),  # "mi" (to me) does not make the subject first person
+    ("sl", "Najsrečnejša se počutim, ko organiziram zabavo.", F),  # adjective before the clitic "se"
+    ("sl", "Moj kolega je bolj profesionalen, kot bom kdajkoli jaz.", N),
+    ("sl", "Kadarkoli sem žalostna, si predvajam pesmi.", F),
+    ("sl", "Rekli so mi, da sem videti samozavestna.", F),
+    ("ru", "Мне всегда было важно быть красивой.", F),  # "мне ... быть" + instrumental
+    ("ru", "Ему всегда было важно быть сильным.", N),  # dative of another person
+    ("ru", "Я чувствую себя удовлетворенной.", F),  # instrumental analysis after "себя"
+    ("ru", "Я всегда отделяю свою рабочую жизнь от личной.", N),  # genitive after a preposition
+    ("ru", "Я знаю, что не должна плакать.", F),  # subjectless "что" clause
+    ("ru", "Я знаю, что мама должна прийти.", N),  # the "что" clause has its own subject
+    ("uk", "Я стрибнув у ставок і витягнув собаку, що тонула.", M),  # relative "що" is no dropped "я"
+    ("be", "Для мяне заўсёды было важна быць прыгожай.", F),
+    ("be", "Я надзвычай разборлівы.", M),
+    ("be", "Я праводжу вечары дома адна.", F),
 ]
 
 
@@ -145,21 +185,21 @@ def test_accuracy_on_hand_labels() -> None:
     assert correct / total >= 0.95
     for result in results:
         assert result.share >= 0.95, (result.lang, result.errors)
-    # A wrong gender (as opposed to an undetected one) must stay rare: at most one in the whole sample.
+    # No labelled row gets the wrong gender (as opposed to an undetected one).
     wrong = [(r.lang, e) for r in results for e in r.errors if e[1] is not None]
-    assert len(wrong) <= 1, wrong
+    assert not wrong, wrong
 
 
 # Measured yields (DETECTOR.md) minus about one point; the targets are not all reached, see DETECTOR.md.
 YIELD_FLOORS = {
-    "be": 0.72,
-    "ru": 0.73,
-    "uk": 0.74,
-    "pl": 0.78,
-    "cs": 0.84,
-    "sk": 0.86,
-    "hr": 0.82,
-    "sl": 0.80,
+    "be": 0.73,
+    "ru": 0.735,
+    "uk": 0.745,
+    "pl": 0.79,
+    "cs": 0.865,
+    "sk": 0.87,
+    "hr": 0.825,
+    "sl": 0.81,
     "sr": 0.82,
 }
 

@@ -112,15 +112,23 @@ def _past_verb_gender(word: str, lang: str) -> str | None:
 
 def _nominal_gender(words: list[str], i: int, lang: str) -> str | None:
     """Gender of a short adjective/participle, or of a full adjective used predicatively (no noun after it)."""
-    tag = _parses(words[i], lang)[0].tag
+    parses = _parses(words[i], lang)
+    tag = parses[0].tag
     if tag.POS in ("ADJS", "PRTS") or (tag.POS == "NPRO" and words[i] in ("сам", "сама")):
         return _tag_gender(tag)
-    if tag.POS in ("ADJF", "PRTF") and tag.case in ("nomn", "ablt"):
-        following = _parses(words[i + 1], lang)[0].tag if i + 1 < len(words) else None
-        if following is not None and following.POS in ("NOUN", "ADJF", "PRTF", "NPRO", "NUMR"):
+    if tag.POS not in ("ADJF", "PRTF"):
+        return None
+    if tag.case not in ("nomn", "ablt"):
+        # "чувствую себя удовлетворенной": after a link word, an instrumental analysis further down the list.
+        if rules.EAST_LINK.isdisjoint(words[max(0, i - 2) : i]):
             return None
-        return _tag_gender(tag)
-    return None
+        tag = next((p.tag for p in parses if p.tag.POS in ("ADJF", "PRTF") and p.tag.case == "ablt"), None)
+        if tag is None:
+            return None
+    following = _parses(words[i + 1], lang)[0].tag if i + 1 < len(words) else None
+    if following is not None and following.POS in ("NOUN", "ADJF", "PRTF", "NPRO", "NUMR"):
+        return None
+    return _tag_gender(tag)
 
 
 def _east_gender(words: list[str], lang: str) -> str | None:
@@ -149,7 +157,15 @@ def _belarusian_gender(words: list[str], i: int) -> str | None:
     if rules.BE_MASC_PAST.fullmatch(word):
         return rules.MASCULINE
     first_content = all(w in rules.BE_SKIP for w in words[:i])
-    if not (first_content or (i > 0 and words[i - 1] in rules.BE_LINK)) or word in rules.BE_NOT_ADJ:
+    if not (first_content or (i > 0 and words[i - 1] in rules.BE_LINK)):
+        return None
+    return _belarusian_adjective(words, i)
+
+
+def _belarusian_adjective(words: list[str], i: int) -> str | None:
+    """Gender of a Belarusian predicative adjective (not followed by its noun)."""
+    word = words[i]
+    if word in rules.BE_NOT_ADJ:
         return None
     following = words[i + 1] if i + 1 < len(words) else None
     if (
@@ -167,16 +183,52 @@ def _belarusian_gender(words: list[str], i: int) -> str | None:
 
 def _east(clauses: list[list[str]], lang: str) -> str | None:
     votes = []
-    for words in clauses:
+    for k, words in enumerate(clauses):
         if rules.EAST_SUBJECT in words:
             gender = _east_gender(words[words.index(rules.EAST_SUBJECT) + 1 :], lang)
             if gender is not None:
                 votes.append(gender)
+        elif lang != "be" and k > 0 and words[0] in rules.EAST_THAT and rules.EAST_SUBJECT in clauses[k - 1]:
+            votes += [g for g in [_that_clause_gender(words[1:], lang)] if g is not None]
+        votes += [g for i in range(len(words)) if (g := _to_be_predicate(words, i, lang)) is not None]
     if not votes and lang == "be":
         votes = [g for g in [_belarusian_pro_drop(clauses)] if g is not None]
     elif not votes:
         votes = [g for words in clauses if (g := _pro_drop_gender(words, lang)) is not None]
     return _vote(votes)
+
+
+def _that_clause_gender(words: list[str], lang: str) -> str | None:
+    """Subjectless "что"-clause after a clause with "я" ("Я знаю, что не должна плакать"): its first gendered
+    past-tense verb or short adjective, unless the clause has a word that could be that form's subject."""
+    for word in words:
+        if word in rules.EAST_STOP:
+            return None
+        tag = _parses(word, lang)[0].tag
+        gender = _past_verb_gender(word, lang) or (_tag_gender(tag) if tag.POS in ("ADJS", "PRTS") else None)
+        if gender is not None:
+            return None if any(_could_be_subject(other, gender, lang) for other in words) else gender
+    return None
+
+
+def _to_be_predicate(words: list[str], i: int, lang: str) -> str | None:
+    """Gender of the adjective after "to be" in a first-person clause without "я": "Мне было важно быть красивой",
+    "Хочу быть сильной" (the infinitive follows "мне/меня" or a first-person-singular verb)."""
+    if words[i] not in rules.EAST_TO_BE or any(w in rules.EAST_OTHER_SUBJECTS for w in words[:i]):
+        return None
+    before = [w for w in words[:i] if w not in rules.BE_SKIP]
+    first_person = bool(rules.EAST_ME.intersection(words[:i])) or (
+        lang != "be" and bool(before) and any({"VERB", "1per", "sing"} in p.tag for p in _parses(before[-1], lang))
+    )
+    if not first_person:
+        return None
+    for j in range(i + 1, min(i + 3, len(words))):
+        if lang == "be":
+            if words[j] not in rules.BE_SKIP:
+                return _belarusian_adjective(words, j)
+        elif (gender := _nominal_gender(words, j, lang)) is not None or _parses(words[j], lang)[0].tag.POS != "ADVB":
+            return gender
+    return None
 
 
 def _belarusian_pro_drop(clauses: list[list[str]]) -> str | None:
@@ -267,45 +319,89 @@ def _predicative_position(words: list[str], i: int, lang: str) -> bool:
     )
 
 
-def _anchored_gender(words: list[str], anchor: int, lang: str, window: int = 4) -> str | None:
+def _anchored_gender(words: list[str], anchor: int, lang: str, window: int = 6) -> str | None:
     """Nearest gendered form to the anchor: the word just before it, then rightwards, then leftwards.
 
-    The word just before the anchor may be a participle anywhere, but an adjective only at the start of the clause
-    ("Spreman sam", not "pet godina sam").
+    Participles may stand anywhere within ``window`` content words. An adjective counts only where it can be the
+    predicate: just before the anchor or leftwards only at the start of the clause ("Spreman sam", not "pet
+    godina sam"); rightwards only after adverbs and pronoun objects ("jsem za to nesmírně vděčný", not "sam bez
+    vidljivog razloga").
     """
-    if anchor > 0 and (gender := _form_gender(words, anchor - 1, lang, adjectives=anchor == 1)) is not None:
+    if anchor > 0 and (gender := _form_gender(words, anchor - 1, lang, adjectives=False)) is not None:
         return gender
+    if anchor == 1 and (gender := _form_gender(words, 0, lang)) is not None:
+        # A clause-initial adjective, unless a participle follows the anchor ("Jelena sem odrl": "jelena" is a noun).
+        following = next((i for i in range(2, len(words)) if words[i] not in rules.SKIP.get(lang, ())), None)
+        participle = None if following is None else _form_gender(words, following, lang, adjectives=False)
+        return participle or gender
     for step in (1, -1):
         seen = 0
+        adjectives = True
         i = anchor + step
         while 0 <= i < len(words) and seen < window:
             word = words[i]
             if word in rules.CLAUSE_BREAK[lang]:
                 break
-            gender = _form_gender(words, i, lang, adjacent=abs(i - anchor) == 1)
+            allowed = adjectives if step == 1 else seen == 0 and _clause_start(words, i, lang)
+            gender = _form_gender(words, i, lang, adjectives=allowed, adjacent=seen == 0)
             if gender is not None:
                 return gender
+            if step == 1 and not _may_precede_predicate(words, i, lang):
+                adjectives = False
             if word not in rules.SKIP.get(lang, ()):
                 seen += 1
             i += step
     return None
 
 
+def _may_precede_predicate(words: list[str], i: int, lang: str) -> bool:
+    """Whether ``words[i]`` may stand between the anchor and a predicative adjective: a skipped word, an adverb,
+    "such / the only", or a preposition with its pronoun object ("jsem za to vděčný"); any other word starts a noun phrase or another
+    predicate ("sam bez vidljivog razloga", "biti uzor svojoj djeci")."""
+    word = words[i]
+    if word in rules.SKIP[lang] or word in rules.PRONOUN_OBJECTS or rules.ADVERB[lang].fullmatch(word):
+        return True
+    if word in rules.INTENSIFIERS:  # "som taká lenivá", "sam jedini kvalificiran"
+        return True
+    return word in rules.PREPOSITIONS[lang] and i + 1 < len(words) and words[i + 1] in rules.PRONOUN_OBJECTS
+
+
+def _clause_start(words: list[str], i: int, lang: str) -> bool:
+    """Whether only adverbs, conjunctions and other never-gendered words precede ``words[i]`` in its clause."""
+    return all(any(w in words_of[lang] for words_of in _NEVER_GENDERED) for w in words[:i])
+
+
 def _west_south(clauses: list[list[str]], lang: str) -> str | None:
     votes = []
     for words in clauses:
-        anchors = [i for i, word in enumerate(words) if word in rules.ANCHORS[lang]]
-        votes += [g for i in anchors if (g := _anchored_gender(words, i, lang)) is not None]
-        if not anchors and lang in rules.GLAD and any(rules.PRESENT_1SG[lang].fullmatch(w) for w in words):
-            votes += [rules.GLAD[lang][word] for word in words if word in rules.GLAD[lang]]
+        anchors = [
+            i for i, word in enumerate(words) if word in rules.ANCHORS[lang] or _first_person_infinitive(words, i, lang)
+        ]
+        clause_votes = [g for i in anchors if (g := _anchored_gender(words, i, lang)) is not None]
+        if not clause_votes and lang in rules.GLAD and any(rules.PRESENT_1SG[lang].fullmatch(w) for w in words):
+            clause_votes = [rules.GLAD[lang][word] for word in words if word in rules.GLAD[lang]]
+        votes += clause_votes
     if not votes and lang == "sl":
         votes = _slovene_conditional(clauses)
     return _vote(votes)
 
 
+def _first_person_infinitive(words: list[str], i: int, lang: str) -> bool:
+    """Whether ``words[i]`` is "to be" after a first-person present verb ("volim biti glavni", "chci být silná")."""
+    if words[i] != rules.TO_BE.get(lang):
+        return False
+    before = [w for w in words[:i] if w not in rules.SKIP[lang]]
+    return bool(before) and before[-1] not in rules.NOT_VERB_1SG and bool(rules.PRESENT_1SG[lang].fullmatch(before[-1]))
+
+
 def _slovene_conditional(clauses: list[list[str]]) -> list[str]:
-    """Genders of subjectless "bi" + l-participle clauses in a sentence that is otherwise first person only."""
+    """Genders of subjectless "bi" + l-participle clauses in a sentence that is otherwise first person only.
+
+    A sentence opening with "bi" is a question or request to someone else ("Bi mi odprl ta kozarec?").
+    """
     words = [word for clause in clauses for word in clause]
+    if words[0] == rules.SL_CONDITIONAL:
+        return []
     if not any(rules.SL_FIRST_PERSON.fullmatch(w) for w in words) or any(w in rules.SL_OTHER_PERSON for w in words):
         return []
     votes = []

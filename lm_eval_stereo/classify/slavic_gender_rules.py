@@ -29,10 +29,18 @@ EAST_STOP = frozenset(
     "ён яна яно мы вы ты яны што каб які якая якое якія калі бо пакуль хоць".split()
 )
 # Personal pronouns that name another nominative subject (blocks the pro-drop fallback in ru/uk).
+# "that" opening a complement clause whose dropped subject is the "я" of the clause before.
+EAST_THAT = frozenset(("что",))  # Ukrainian "що" is also a relative pronoun ("собаку, що тонула")
+# "to be" and the oblique "me" forms of the infinitive-predicate rule ("Мне было важно быть красивой").
+EAST_TO_BE = frozenset("быть бути быць".split())
+EAST_ME = frozenset("мне меня мені мене мяне".split())
+# Words after which an adjective is predicative instrumental ("чувствую себя удовлетворенной", "быть вежливой").
+EAST_LINK = frozenset("себя собой себе собою быть бути стать стати такой такою".split())
 EAST_OTHER_SUBJECTS = frozenset("он она оно мы вы ты они він вона воно ми ви ти вони".split())
 
 # Belarusian (no morphological dictionary on PyPI): suffix rules on the words that follow "я".
 BE_SKIP = frozenset(
+    "надзвычай дастаткова крыху трохі занадта "
     "не ніколі заўсёды таксама вельмі часта ўжо ужо яшчэ проста сапраўды нават толькі зноў амаль адразу ледзь "
     "раней калісьці потым сёння учора ўчора нарэшце ўвесь увесь час таму так надта занадта моцна хутка найбольш "
     "больш менш зусім цалкам "
@@ -45,7 +53,15 @@ BE_FEM_PAST = re.compile(r"[\w']{2,}(ла|лася|лась)")
 BE_MASC_PAST = re.compile(r"[\w']+[аеіоуыэюяё]ў(ся)?|[\w']*(мог|нёс|нес|вёз|пёк|лёг|мёр|стрыг|ёк|ек|ок)(ся)?")
 BE_MASC_ADJ = re.compile(r"\w{3,}(ы|і|ым|ім)$")
 BE_FEM_ADJ = re.compile(r"\w{3,}(ая|яя|ай|яй)$")
-BE_SHORT = {"павінен": MASCULINE, "павінна": FEMININE, "рады": MASCULINE, "рада": FEMININE, "сам": MASCULINE}
+BE_SHORT = {
+    "павінен": MASCULINE,
+    "павінна": FEMININE,
+    "рады": MASCULINE,
+    "рада": FEMININE,
+    "сам": MASCULINE,
+    "адзін": MASCULINE,
+    "адна": FEMININE,
+}
 # Belarusian words in -ы/-і/-ай that are not adjectives agreeing with "I" (verbs, adverbs, nouns).
 BE_NOT_ADJ = frozenset("мы вы ты яны ці калі толькі вельмі заўсёды сабе мне мяне дзеці людзі рукі".split())
 # Words that may follow a predicative adjective (prepositions, conjunctions); any other word is taken as its noun.
@@ -66,9 +82,9 @@ ANCHORS = {
     "pl": frozenset("ja jestem będę".split()),
     "cs": frozenset("jsem nejsem bych abych kdybych já cítím necítím budu nebudu".split()),
     "sk": frozenset("som ja cítim necítim budem nebudem".split()),
-    "hr": frozenset("sam nisam bih ja ću neću mogu moram želim osjećam budem".split()),
-    "sr": frozenset("sam nisam bih ja ću neću mogu moram želim osećam budem".split()),
-    "sl": frozenset("sem nisem bom jaz počutim".split()),
+    "hr": frozenset("sam nisam jesam bih ja ću neću mogu moram želim osjećam budem postanem postajem ostanem".split()),
+    "sr": frozenset("sam nisam jesam bih ja ću neću mogu moram želim osećam budem postanem postajem ostanem".split()),
+    "sl": frozenset("sem nisem bom jaz počutim postanem ostanem".split()),
 }
 
 # Words skipped between an anchor and the form that agrees with it (adverbs, particles, clitics).
@@ -94,9 +110,12 @@ SKIP = {
         "stalno pogosto zdaj nato takrat mu mi ga jo jih jim ji me te ti".split()
     ),
 }
-SKIP["hr"] |= frozenset("dovoljno premalo".split())
+SKIP["hr"] |= frozenset("dovoljno premalo ikada nikada nekada ponekad uvijek li više nam vam".split())
+SKIP["sl"] |= frozenset("kdaj kdajkoli kadarkoli nekoč bolj najbolj več včasih ponavadi nam vam videti".split())
+SKIP["cs"] |= frozenset("nám vám někdy mnohem ani".split())
+SKIP["sk"] |= frozenset("nám vám niekedy oveľa omnoho zďaleka ani".split())
 SKIP["sr"] = SKIP["hr"] | frozenset("veoma uvek takođe sad".split())
-SKIP["pl"] |= frozenset("wystarczająco wcale nigdy".split())
+SKIP["pl"] |= frozenset("wystarczająco wcale nigdy taki taka".split())
 
 # Conjunctions that start another clause: the search for the form agreeing with "I" stops there.
 CLAUSE_BREAK = {
@@ -106,6 +125,10 @@ CLAUSE_BREAK = {
     "hr": frozenset("a ali da kad kada jer nego kao koji koja koje dok".split()),
     "sl": frozenset("in a ali da ko ker kot ki kateri katera".split()),
 }
+# Interrogative and relative words and "if / although" open a subordinate clause as well.
+CLAUSE_BREAK["cs"] |= frozenset("co kdo jak kde proč pokud jestli".split())
+CLAUSE_BREAK["sk"] |= frozenset("čo kto kde prečo ak".split())
+CLAUSE_BREAK["hr"] |= frozenset("što šta tko ko kako gdje gde zašto ako iako".split())
 CLAUSE_BREAK["sr"] = CLAUSE_BREAK["hr"]
 
 # Words after which a predicative adjective may end (anything else after it is taken to be its noun).
@@ -116,13 +139,55 @@ AFTER_PREDICATIVE = {
     "hr": frozenset("i a ali da kad kada jer nego kao u na do s sa iz od po za o pri prema koji koja".split()),
     "sl": frozenset("in a ali da ko ker kot ki v na do s z iz od po za o pri".split()),
 }
+# A reflexive clitic right after an adjective ends its phrase ("Najsrečnejša se počutim").
+for _lang in ("cs", "sk", "hr", "sl"):
+    AFTER_PREDICATIVE[_lang] |= frozenset(("se", "si"))
 AFTER_PREDICATIVE["sr"] = AFTER_PREDICATIVE["hr"]
+
+# Prepositions: an adjective after one belongs to its noun phrase ("sam bez vidljivog razloga"), except after a
+# short pronoun object ("jsem za to vděčný", "som do toho zamilovaný").
+PREPOSITIONS = {
+    "pl": frozenset("w we na do z ze od po przy dla za o u bez przez przed nad pod".split()),
+    "cs": frozenset("v ve na do s se z ze k ke o po pro za při od u bez přes před nad pod mezi kvůli".split()),
+    "sk": frozenset("v vo na do s so z zo k ku o po pre za pri od u bez cez pred nad pod medzi kvôli".split()),
+    "hr": frozenset("u na do s sa iz od po za o pri prema bez zbog kod kroz pred nad pod među".split()),
+    "sl": frozenset("v na do s z iz od po za o pri brez zaradi pred nad pod med skozi".split()),
+}
+PREPOSITIONS["sr"] = PREPOSITIONS["hr"]
+for _lang, _prepositions in PREPOSITIONS.items():
+    AFTER_PREDICATIVE[_lang] |= _prepositions
+# "or" joins two predicative adjectives ("sam tužan ili ljut"); "jesi/jeste" open an indirect question.
+for _lang, _words in {"pl": "lub albo", "cs": "nebo", "sk": "alebo", "hr": "ili jesi jeste jesu", "sl": "ali"}.items():
+    AFTER_PREDICATIVE[_lang] |= frozenset(_words.split())
+# Dative / instrumental pronouns cannot belong to a nominative adjective's noun ("Ja sam važan svojoj porodici").
+AFTER_PREDICATIVE["hr"] |= frozenset(
+    "svojoj mojoj svom svome svojim svojima mojim mojima njoj njemu njima meni tebi sebi".split()
+)
+AFTER_PREDICATIVE["sl"] |= frozenset("svoji moji svojemu mojemu svojim mojim njej njemu njim meni tebi sebi".split())
+AFTER_PREDICATIVE["sr"] = AFTER_PREDICATIVE["hr"]
+# Adverbs formed from adjectives (they may stand between an anchor and a predicative adjective).
+ADVERB = {
+    "pl": re.compile(r"\w{3,}(o|ie)"),
+    "cs": re.compile(r"\w{3,}(ě|e|o|sky|cky|ky)"),
+    "sk": re.compile(r"\w{3,}(o|e|sky|cky)"),
+    "hr": re.compile(r"\w{3,}(o|ski|čki|ćki)"),
+    "sl": re.compile(r"\w{3,}(o|sko|ški)"),
+}
+ADVERB["sr"] = ADVERB["hr"]
+# "such" and "the only" before a predicative adjective (they agree with it, so they never mislead).
+INTENSIFIERS = frozenset(
+    "taký taká takový taková taki taka takav takva jediný jediná jedini jedina edini edina jedyny jedyna".split()
+)
+PRONOUN_OBJECTS = frozenset(
+    "to toho tom tomu tomto tomhle toga tome tem tega tej nich nim ně něj nej nju njih njim njega nje sebe sebi "
+    "mne mně mnie tebe teba ciebie".split()
+)
 
 # l-participles: (masculine pattern, feminine pattern) on the whole word.
 PARTICIPLE = {
     "cs": (
         re.compile(
-            r"\w+[aeiouyáéěíůý]l|\w*(mohl|řekl|nesl|četl|vezl|pekl|tekl|vlekl|lehl|sedl|padl|kradl|vedl|jedl|bodl|klekl|tiskl|zhasl|rostl|kvetl|střihl|zdvihl|dosáhl|táhl|mohl|zamkl|nechtěl)"
+            r"\w+[aeiouyáéěíůý]l|\w+[bcčdďfghkmnňprřsštťvzž]l|\w*(mohl|řekl|nesl|četl|vezl|pekl|tekl|vlekl|lehl|sedl|padl|kradl|vedl|jedl|bodl|klekl|tiskl|zhasl|rostl|kvetl|střihl|zdvihl|dosáhl|táhl|mohl|zamkl|nechtěl)"
         ),
         re.compile(r"\w+la"),
     ),
@@ -132,10 +197,10 @@ PARTICIPLE = {
         ),
         re.compile(r"\w+la"),
     ),
-    "hr": (re.compile(r"\w+(ao|io|eo|uo|ro)"), re.compile(r"\w+la")),
+    "hr": (re.compile(r"\w+(ao|io|eo|uo|mro)"), re.compile(r"\w+la")),
     "sl": (
         re.compile(
-            r"\w+[aeiou]l|\w*(mogel|rekel|šel|pekel|tekel|vlekel|legel|sedel|padel|kradel|vedel|jedel|nesel|vozil|rastel|cvetel|strigel|dvignil|umrl|začel|vzel|gnal)"
+            r"\w+[aeiour]l|\w*(mogel|rekel|šel|pekel|tekel|vlekel|legel|sedel|padel|kradel|vedel|jedel|nesel|vozil|rastel|cvetel|strigel|dvignil|umrl|začel|vzel|gnal)"
         ),
         re.compile(r"\w+la"),
     ),
@@ -161,14 +226,16 @@ ADJECTIVE = {
     "hr": (
         re.compile(
             r"\w{2,}(an|en|ak|av|ar|at|iv|ad|ab|ag|ol|uk|ok|ut|ov|ljen|njen|jen|ran|ven|ust|ast|ist|ao)|\w{3,}[^aeiou]i|sam|jak|mlad|star|gol|zao|sit|žedan|bos|živ|zdrav|sretan|ljut"
+            r"|grub|glup|strog|lijep|lep|slab|brz|tih|lud|gord|drag|nag|tup|krut"
         ),
-        re.compile(r"\w{2,}[^aeiou]a|\w{2,}ija|sama"),
+        re.compile(r"(?!\w*(ima|ama|oma|ega)$)\w{2,}[^aeiou]a|\w{2,}ija|sama"),
     ),
     "sl": (
         re.compile(
             r"\w{2,}(an|en|ak|av|ar|at|iv|ad|ab|ag|ol|uk|ok|ut|ov|jen|ran|ven|ust|ast|ist|el|er)|\w{3,}[^aeiou]i|sam|živ|zdrav|vesel|sit|lačen|žejen"
+            r"|strog|slab|lep|grd|tih|hud|nor|drag|bos|gol|mlad|star"
         ),
-        re.compile(r"\w{2,}[^aeiou]a|\w{2,}ija|sama"),
+        re.compile(r"(?!\w*(ima|ama|oma|ega)$)\w{2,}[^aeiou]a|\w{2,}ija|sama"),
     ),
 }
 ADJECTIVE["sr"] = ADJECTIVE["hr"]
@@ -186,7 +253,7 @@ NOT_GENDERED = {
     "cs": frozenset(
         "cíl styl hotel model učitel přítel obyvatel ředitel spisovatel zaměstnavatel rodič anděl kostel stůl sůl "
         "profil detail festival fotbal signál materiál potenciál ideál kapitál personál seriál mobil automobil dál "
-        "škola síla vila hala skála jídla čísla pravidla světla křídla kola sedla zrcadla křesla divadla letadla "
+        "smysl mysl úmysl průmysl nesmysl škola síla vila hala skála jídla čísla pravidla světla křídla kola sedla zrcadla křesla divadla letadla "
         "těla díla másla řemesla čela pekla mýdla žena cena změna scéna strana rodina hodina práce "
         "kamarádka přítelkyně matka máma dcera sestra babička osoba paní dívka holka manželka".split()
     ),
@@ -208,7 +275,7 @@ NOT_GENDERED = {
         "ja ti on ona mi vi oni sam si je smo ste su nisam bih bi da na za pa ta tu ova taj ovaj koji koja koje "
         "svaki svaka nitko netko ništa nešto moja moj tvoja tvoj svoja svoj naša naš uvijek također zato "
         "stvar ruka noga voda cesta glava vrata pitanja zadatak posla rada novca vremena nikoga nekoga "
-        "moglo bilo".split()
+        "moglo bilo toga ovoga onoga".split()
     ),
     "sl": frozenset(
         "cilj stil model učitelj prijatelj prebivalec ravnatelj pisatelj delodajalec angel kostel stol sol "
@@ -218,6 +285,8 @@ NOT_GENDERED = {
         "stvar roka noga voda cesta glava vrata dela telo tla pravila".split()
     ),
 }
+# Slovene question words and "if / although" (not clause breaks: the "bi" rule needs them before "bi").
+NOT_GENDERED["sl"] |= frozenset("kaj kdo kako kje zakaj če čeprav".split())
 NOT_GENDERED["sr"] = NOT_GENDERED["hr"]
 NOT_GENDERED["pl"] |= frozenset("stół kościół anioł orzeł węzeł popiół kozioł osioł".split())
 
@@ -255,15 +324,24 @@ SL_OTHER_PERSON = frozenset(
 
 # cs/sk "rád/ráda" + a first-person present verb ("Ráda chodím", "Rád bojuji"): gender without an auxiliary.
 GLAD = {
-    "cs": {"rád": MASCULINE, "ráda": FEMININE},
-    "sk": {"rád": MASCULINE, "rada": FEMININE},
-    "sl": {"rad": MASCULINE, "rada": FEMININE},
+    "cs": {"rád": MASCULINE, "ráda": FEMININE, "nerad": MASCULINE, "nerada": FEMININE},
+    "sk": {"rád": MASCULINE, "rada": FEMININE, "nerád": MASCULINE, "nerada": FEMININE},
+    "sl": {"rad": MASCULINE, "rada": FEMININE, "nerad": MASCULINE, "nerada": FEMININE},
 }
 PRESENT_1SG = {
     "cs": re.compile(r"\w+(ám|ím|ém|uji|uju)|chci|nechci|můžu|nemůžu|mohu|jdu|budu|nebudu"),
     "sk": re.compile(r"\w+(ám|ím|em|iem)"),
     "sl": re.compile(r"\w+(am|em|im)"),
+    "hr": re.compile(r"\w+(am|em|im)|mogu|hoću"),
 }
+PRESENT_1SG["sr"] = PRESENT_1SG["hr"]
+# "to be" after a first-person present verb anchors a predicative adjective ("Volim biti glavni", "Chci být silná").
+TO_BE = {"cs": "být", "sk": "byť", "hr": "biti", "sr": "biti", "sl": "biti"}
+# Instrumental / locative pronouns and adjectives in -m that the 1sg patterns above would take for verbs.
+NOT_VERB_1SG = frozenset(
+    "sam nam vam im jim njim njem tim tem čim čem kim kom kojim svim vsem ovim onim nekim mojim svojim tvojim "
+    "ním něm tím čím kterým svým mým všem ktorým svojím mojím".split()
+)
 
 # Polish first-person past / conditional forms carry person and gender in the ending itself.
 PL_SELF_MARKED = (
