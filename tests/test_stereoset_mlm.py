@@ -46,6 +46,7 @@ def test_group_end_to_end_with_per_candidate_scores(tiny_bert, tmp_path):
         for candidate, response in zip(inter["lms"]["candidates"], inter["filtered_resps"], strict=True):
             assert candidate["score"] == pytest.approx(math.exp(float(response))) and 0 < candidate["score"] < 1
     assert "stereoset_multi_mlm" in run.results["results"]
+    assert "hf-mlm: scoring masked inputs" in run.stderr, "long scoring shows a progress bar"
 
 
 def test_causal_model_is_told_to_use_hf_mlm(tiny_causal, tmp_path):

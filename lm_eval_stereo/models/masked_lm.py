@@ -40,6 +40,7 @@ import torch.nn.functional as F
 import transformers
 from lm_eval.api.instance import Instance
 from lm_eval.models.huggingface import HFLM
+from tqdm import tqdm
 from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
 
 from lm_eval_stereo.harness.masked_requests import SPAN_MODES
@@ -438,14 +439,16 @@ class HFMaskedLM(HFLM):
         auto = str(self.batch_size).startswith("auto")
         size = self.max_batch_size if auto else int(self.batch_size)
         done = 0
-        while done < len(order):
-            chunk = order[done : done + size]
-            try:
-                run(chunk)
-            except torch.OutOfMemoryError:
-                if not auto or size == 1:
-                    raise
-                size = max(1, size // 2)
-                eval_logger.info("hf-mlm: out of memory, batch size lowered to %d", size)
-                continue
-            done += len(chunk)
+        with tqdm(total=len(order), desc="hf-mlm: scoring masked inputs", disable=self.rank != 0) as progress:
+            while done < len(order):
+                chunk = order[done : done + size]
+                try:
+                    run(chunk)
+                except torch.OutOfMemoryError:
+                    if not auto or size == 1:
+                        raise
+                    size = max(1, size // 2)
+                    eval_logger.info("hf-mlm: out of memory, batch size lowered to %d", size)
+                    continue
+                done += len(chunk)
+                progress.update(len(chunk))
