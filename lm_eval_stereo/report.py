@@ -44,23 +44,32 @@ def _format(value: Any) -> str:
     return str(value)
 
 
+def _metric_values(metrics: dict[str, Any]) -> dict[str, Any]:
+    """``{name: value}`` of one task's ``"name,filter"`` entries, stderr entries left out."""
+    values = {}
+    for key, value in metrics.items():
+        name, _, filter_key = key.partition(",")
+        if filter_key and not name.endswith("_stderr"):
+            values[name] = value
+    return values
+
+
 def headline_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-    """(task, metric, value, 95% CI) rows for the headline and bookkeeping metrics of every task and group."""
+    """(task, metric, value, 95% CI) rows for the headline and bookkeeping metrics of every task and group.
+
+    A headline metric is one that carries a bootstrap CI in some task; groups (means over their tasks) show it
+    without an interval, since a mean of interval bounds is not an interval.
+    """
+    per_task = {task: _metric_values(metrics) for task, metrics in sorted(results.get("results", {}).items())}
+    headlines = {name[: -len("_ci_low")] for values in per_task.values() for name in values if name.endswith("_ci_low")}
     rows = []
-    for task, metrics in sorted(results.get("results", {}).items()):
-        values: dict[str, tuple[str, Any]] = {}
-        for key, value in metrics.items():
-            name, _, filter_key = key.partition(",")
-            if filter_key and not name.endswith("_stderr"):
-                values[name] = (filter_key, value)
-        for name, (_, value) in values.items():
-            if name.endswith(("_ci_low", "_ci_high")):
+    for task, values in per_task.items():
+        for name, value in values.items():
+            if name.endswith(("_ci_low", "_ci_high")) or (name not in headlines and name not in BOOKKEEPING):
                 continue
             low, high = values.get(f"{name}_ci_low"), values.get(f"{name}_ci_high")
-            if low is not None and high is not None:
-                rows.append((task, name, _format(value), f"[{_format(low[1])}, {_format(high[1])}]"))
-            elif name in BOOKKEEPING:
-                rows.append((task, name, _format(value), ""))
+            interval = f"[{_format(low)}, {_format(high)}]" if low is not None and high is not None else ""
+            rows.append((task, name, _format(value), interval))
     return rows
 
 
