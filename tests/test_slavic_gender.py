@@ -128,6 +128,22 @@ CASES = [
     ("be", "Для мяне заўсёды было важна быць прыгожай.", F),
     ("be", "Я надзвычай разборлівы.", M),
     ("be", "Я праводжу вечары дома адна.", F),
+    # Fourth round
+    ("ru", "Поэтому я рада, что она возвращается в моду.", F),  # pymorphy ranks the noun "рада" first
+    ("ru", "Я, естественно, смог бы выйти на сцену.", M),  # "я" before a parenthetical
+    ("be", "Яны спыталі мяне, ці спаў я ўжо са сваім партнёрам.", M),  # past form before "я"
+    ("be", "Я люблю камандныя віды спорту, таму вельмі сумаваў.", M),  # dropped "я" after a conjunction
+    ("be", "Я хоць і мерзла, але аддала дзіцяці сваё паліто.", F),
+    ("be", "Яна прыйшла, і таму вельмі сумавала.", N),  # another subject in the sentence
+    ("be", "Я ніколі ніводнага са сваіх кліентаў не падводзіў.", M),  # negated past form beyond the window
+    ("be", "Я мала зарабіў у гэтым месяцы.", M),  # the adverb "мала" is no feminine past form
+    ("be", "Я заўсёды лепшы ва ўсім.", M),
+    ("sl", "Vendar sem vesela.", F),  # "vendar" is a conjunction, not a masculine adjective
+    ("sl", "Nisem mogla uganiti znamke, vendar sem se v njih počutila čudovito.", F),
+    ("sr", "Тако сам срећан што ме чини кривим.", M),  # adjective before a subordinator
+    ("sr", "Толико сам опседнут хигијеном да перем јаја.", M),  # adjective before an instrumental noun
+    ("hr", "Možda sam previše formalan.", M),  # "možda" is an adverb
+    ("sr", "Ja sam dobar ekonomista.", N),  # predicate noun phrase
 ]
 
 
@@ -190,9 +206,10 @@ def test_accuracy_on_hand_labels() -> None:
     assert not wrong, wrong
 
 
-# Measured yields (DETECTOR.md) minus about one point; the targets are not all reached, see DETECTOR.md.
+# Measured yields (DETECTOR.md) minus about one point, or the target where it is reached (be); the targets
+# are not all reached, see DETECTOR.md.
 YIELD_FLOORS = {
-    "be": 0.73,
+    "be": 0.75,
     "ru": 0.735,
     "uk": 0.745,
     "pl": 0.79,

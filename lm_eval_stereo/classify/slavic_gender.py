@@ -14,7 +14,8 @@ Method (rule-based, offline):
   clause has "я", a clause whose gendered past-tense verb has no nominative noun or pronoun that could be its
   subject is read as a dropped "я" (pro-drop).
 * be: the same scan with hand-written suffix rules (there is no Belarusian pymorphy dictionary); a sentence
-  opening with a past form and no subject pronoun is read as a dropped "я".
+  opening with a past form and no subject pronoun (or a later clause opening with a conjunction after a "я"
+  clause) is read as a dropped "я".
 * cs, sk, hr, sr, sl: a first-person-singular auxiliary or pronoun (cs "jsem/bych", sk "som", hr/sr
   "sam/bih", sl "sem/bom", "já/ja/jaz") anchors the clause; the nearest l-participle or predicative
   adjective around it gives the gender. Serbian Cyrillic is transliterated to Latin first. Slovene "bi" (the same
@@ -140,6 +141,8 @@ def _east_gender(words: list[str], lang: str) -> str | None:
             gender = _belarusian_gender(words, i)
         else:
             gender = _past_verb_gender(word, lang) or _nominal_gender(words, i, lang)
+            if gender is None and i == 0:  # "я рада": pymorphy ranks the noun "рада" first
+                gender = next((_tag_gender(p.tag) for p in _parses(word, lang) if p.tag.POS == "ADJS"), None)
         if gender is not None:
             return gender
     return None
@@ -148,18 +151,32 @@ def _east_gender(words: list[str], lang: str) -> str | None:
 def _belarusian_gender(words: list[str], i: int) -> str | None:
     """Suffix rules for a Belarusian word among the first content words after "я"."""
     word = words[i]
-    if word in rules.BE_SKIP or sum(w not in rules.BE_SKIP for w in words[:i]) >= rules.BE_WINDOW:
-        return rules.BE_SHORT.get(word) if word in rules.BE_SHORT else None
+    if word in rules.BE_SKIP:
+        return rules.BE_SHORT.get(word)
+    if sum(w not in rules.BE_SKIP for w in words[:i]) >= rules.BE_WINDOW:
+        # Further away only a negated past form ("Я ніколі ніводнага са сваіх кліентаў не падводзіў") or one with
+        # a verb-only ending ("Я іх за каўнер выцягнуў"; "-аў/-ла" may be genitive plurals or nouns there).
+        if words[i - 1] == "не" or rules.BE_VERB_PAST.fullmatch(word):
+            return _belarusian_past(word)
+        return rules.BE_SHORT.get(word)
     if word in rules.BE_SHORT:
         return rules.BE_SHORT[word]
+    if (gender := _belarusian_past(word)) is not None:
+        return gender
+    first_content = all(w in rules.BE_SKIP for w in words[:i])
+    previous = next((w for w in reversed(words[:i]) if w not in rules.BE_SKIP), None)
+    if not (first_content or previous in rules.BE_LINK):
+        return None
+    return _belarusian_adjective(words, i)
+
+
+def _belarusian_past(word: str) -> str | None:
+    """Gender of a Belarusian past-tense form by its ending (-ла/-лася feminine, -ў/-ўся masculine)."""
     if rules.BE_FEM_PAST.fullmatch(word) and word not in rules.BE_NOT_PARTICIPLE:
         return rules.FEMININE
     if rules.BE_MASC_PAST.fullmatch(word):
         return rules.MASCULINE
-    first_content = all(w in rules.BE_SKIP for w in words[:i])
-    if not (first_content or (i > 0 and words[i - 1] in rules.BE_LINK)):
-        return None
-    return _belarusian_adjective(words, i)
+    return None
 
 
 def _belarusian_adjective(words: list[str], i: int) -> str | None:
@@ -185,7 +202,7 @@ def _east(clauses: list[list[str]], lang: str) -> str | None:
     votes = []
     for k, words in enumerate(clauses):
         if rules.EAST_SUBJECT in words:
-            gender = _east_gender(words[words.index(rules.EAST_SUBJECT) + 1 :], lang)
+            gender = _east_gender(_after_subject(clauses, k), lang) or _inverted_gender(words, lang)
             if gender is not None:
                 votes.append(gender)
         elif lang != "be" and k > 0 and words[0] in rules.EAST_THAT and rules.EAST_SUBJECT in clauses[k - 1]:
@@ -196,6 +213,26 @@ def _east(clauses: list[list[str]], lang: str) -> str | None:
     elif not votes:
         votes = [g for words in clauses if (g := _pro_drop_gender(words, lang)) is not None]
     return _vote(votes)
+
+
+def _inverted_gender(words: list[str], lang: str) -> str | None:
+    """Gender of a past form right before "я" ("ці спаў я ўжо", "Больш за ўсё зарабляў я")."""
+    i = words.index(rules.EAST_SUBJECT)
+    if i == 0 or any(w in rules.EAST_OTHER_SUBJECTS for w in words[:i]):
+        return None
+    return _belarusian_past(words[i - 1]) if lang == "be" else _past_verb_gender(words[i - 1], lang)
+
+
+def _after_subject(clauses: list[list[str]], k: int) -> list[str]:
+    """The words after "я" in clause ``k``; when "я" ends its clause, the clause after a short parenthetical
+    ("я, натуральна, змог бы", "я, конечно, знала") or the next clause."""
+    words = clauses[k]
+    rest = words[words.index(rules.EAST_SUBJECT) + 1 :]
+    if rest or k + 1 >= len(clauses):
+        return rest
+    if len(clauses[k + 1]) <= rules.EAST_PARENTHETICAL and k + 2 < len(clauses):
+        return clauses[k + 2]
+    return clauses[k + 1]
 
 
 def _that_clause_gender(words: list[str], lang: str) -> str | None:
@@ -237,14 +274,26 @@ def _belarusian_pro_drop(clauses: list[list[str]]) -> str | None:
     Unstressed neuter past forms are spelt like feminine ones in Belarusian ("хацелася", "мне хапала"), so a
     feminine reading needs a non-reflexive form and no dative "мне" (impersonal construction) in the clause.
     """
-    words = [w for w in clauses[0] if w not in rules.BE_SKIP]
-    if not words or words[0] in rules.BE_NOT_PRO_DROP or any(w in rules.BE_OTHER_SUBJECTS for c in clauses for w in c):
+    if any(w in rules.BE_OTHER_SUBJECTS for c in clauses for w in c):
+        return None
+    genders = [_opening_past(clauses[0])]
+    # A later clause opening with a conjunction continues an earlier "я" clause ("Я люблю …, таму вельмі сумаваў").
+    for k in range(1, len(clauses)):
+        if clauses[k][0] in rules.BE_PRO_DROP_CONJ and any(rules.EAST_SUBJECT in c for c in clauses[:k]):
+            genders.append(_opening_past(clauses[k][1:]))
+    return _vote([g for g in genders if g is not None])
+
+
+def _opening_past(clause: list[str]) -> str | None:
+    """Gender of the past form that opens a Belarusian clause (after adverbs), if it can have a dropped "я"."""
+    words = [w for w in clause if w not in rules.BE_SKIP]
+    if not words or words[0] in rules.BE_NOT_PRO_DROP:
         return None
     if (
         rules.BE_FEM_PAST.fullmatch(words[0])
         and not words[0].endswith(("лася", "лась"))
         and words[0] not in rules.BE_NOT_PARTICIPLE
-        and not rules.BE_IMPERSONAL.intersection(clauses[0])
+        and not rules.BE_IMPERSONAL.intersection(clause)
     ):
         return rules.FEMININE
     if rules.BE_MASC_PAST.fullmatch(words[0]):
@@ -306,7 +355,7 @@ def _form_gender(words: list[str], i: int, lang: str, adjectives: bool = True, a
 
 def _predicative_position(words: list[str], i: int, lang: str) -> bool:
     """Whether an adjective at ``words[i]`` can be predicative: it is no infinitive, and the next word ends the
-    phrase (clause end, preposition, conjunction, anchor or infinitive), so it is no noun's attribute."""
+    phrase (clause end, preposition, conjunction, subordinator, anchor or infinitive), so it is no noun's attribute."""
     infinitive = rules.INFINITIVE[lang]
     if infinitive.fullmatch(words[i]):
         return False
@@ -315,6 +364,8 @@ def _predicative_position(words: list[str], i: int, lang: str) -> bool:
         following is None
         or following in rules.AFTER_PREDICATIVE[lang]
         or following in rules.ANCHORS[lang]
+        or following in rules.CLAUSE_BREAK[lang]
+        or (lang in rules.INSTRUMENTAL and bool(rules.INSTRUMENTAL[lang].fullmatch(following)))
         or bool(infinitive.fullmatch(following))
     )
 

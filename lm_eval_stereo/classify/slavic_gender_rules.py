@@ -36,6 +36,8 @@ EAST_TO_BE = frozenset("быть бути быць".split())
 EAST_ME = frozenset("мне меня мені мене мяне".split())
 # Words after which an adjective is predicative instrumental ("чувствую себя удовлетворенной", "быть вежливой").
 EAST_LINK = frozenset("себя собой себе собою быть бути стать стати такой такою".split())
+# Longest clause after "я," read as a parenthetical and skipped ("я, натуральна, змог бы").
+EAST_PARENTHETICAL = 2
 EAST_OTHER_SUBJECTS = frozenset("он она оно мы вы ты они він вона воно ми ви ти вони".split())
 
 # Belarusian (no morphological dictionary on PyPI): suffix rules on the words that follow "я".
@@ -43,14 +45,18 @@ BE_SKIP = frozenset(
     "надзвычай дастаткова крыху трохі занадта "
     "не ніколі заўсёды таксама вельмі часта ўжо ужо яшчэ проста сапраўды нават толькі зноў амаль адразу ледзь "
     "раней калісьці потым сёння учора ўчора нарэшце ўвесь увесь час таму так надта занадта моцна хутка найбольш "
-    "больш менш зусім цалкам "
+    "больш менш зусім цалкам мала нашмат настолькі "
     "сам сама самы самая і ж жа ўсё усё б бы".split()
 )
 BE_NOT_PARTICIPLE = frozenset(
-    "сіла школа мыла галава справа права вада дзела цела крыла сяла пчала стала хвала зала сала ула ".split()
+    "сіла школа мыла правіла галава справа права вада дзела цела крыла сяла пчала стала хвала зала сала ула ".split()
 )
 BE_FEM_PAST = re.compile(r"[\w']{2,}(ла|лася|лась)")
-BE_MASC_PAST = re.compile(r"[\w']+[аеіоуыэюяё]ў(ся)?|[\w']*(мог|нёс|нес|вёз|пёк|лёг|мёр|стрыг|ёк|ек|ок)(ся)?")
+BE_MASC_PAST = re.compile(
+    r"[\w']+[аеіоуыэюяё]ў(ся)?|[\w']*(мог|нёс|нес|вёз|пёк|лёг|мёр|стрыг|ёк|ек|ок)(ся)?|[\w']+(бег|бёг)(ся)?"
+)
+# Past-tense endings that nouns do not share, read beyond BE_WINDOW.
+BE_VERB_PAST = re.compile(r"[\w']{2,}(іў|ыў|уў|эў|еў|іла|ыла|ула|ела)(ся|ася)?")
 BE_MASC_ADJ = re.compile(r"\w{3,}(ы|і|ым|ім)$")
 BE_FEM_ADJ = re.compile(r"\w{3,}(ая|яя|ай|яй)$")
 BE_SHORT = {
@@ -65,7 +71,11 @@ BE_SHORT = {
 # Belarusian words in -ы/-і/-ай that are not adjectives agreeing with "I" (verbs, adverbs, nouns).
 BE_NOT_ADJ = frozenset("мы вы ты яны ці калі толькі вельмі заўсёды сабе мне мяне дзеці людзі рукі".split())
 # Words that may follow a predicative adjective (prepositions, conjunctions); any other word is taken as its noun.
-BE_AFTER_PREDICATIVE = frozenset("і й а але ў у ад да з са на па за пры для каб што калі бо чым як".split())
+BE_AFTER_PREDICATIVE = frozenset(
+    "і й а але ў у ва ад да з са на па за пры для праз пра перад пасля без сярод каб што калі бо чым як "
+    # oblique pronouns cannot be the adjective's noun ("я здольны яго ўдарыць", "Я адданы сваёй кампаніі")
+    "яго яе іх гэта сваёй свайму сваім маёй майму маім".split()
+)
 # Forms after which a Belarusian adjective is predicative ("быў шчаслівы", "адчуваю сябе моцнай").
 BE_LINK = frozenset("быць быў была стаць стаў стала застаўся засталася сябе".split())
 BE_WINDOW = 3  # the agreeing form must be among the first content words after "я"
@@ -73,6 +83,8 @@ BE_WINDOW = 3  # the agreeing form must be among the first content words after "
 # "я" clause. Forms of "быць" are left out ("Была ноч" has a subject after it).
 BE_NOT_PRO_DROP = frozenset("быў была было былі стаў стала".split())
 BE_IMPERSONAL = frozenset("мне мяне табе яму ёй нам вам ім".split())
+# Conjunctions that open a later clause whose dropped subject is the "я" of an earlier clause ("..., таму вельмі сумаваў").
+BE_PRO_DROP_CONJ = frozenset("і а але таму дык потым".split())
 BE_OTHER_SUBJECTS = frozenset("ён яна яно мы вы ты яны хтосьці нехта ніхто".split())
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -144,13 +156,19 @@ for _lang in ("cs", "sk", "hr", "sl"):
     AFTER_PREDICATIVE[_lang] |= frozenset(("se", "si"))
 AFTER_PREDICATIVE["sr"] = AFTER_PREDICATIVE["hr"]
 
+# hr/sr: an instrumental noun after a nominative adjective cannot be its head ("opsednut higijenom", "okružen
+# prijateljima"), so the adjective is predicative.
+INSTRUMENTAL = {"hr": re.compile(r"\w{3,}(om|ima)"), "sr": re.compile(r"\w{3,}(om|ima)")}
+
 # Prepositions: an adjective after one belongs to its noun phrase ("sam bez vidljivog razloga"), except after a
 # short pronoun object ("jsem za to vděčný", "som do toho zamilovaný").
 PREPOSITIONS = {
     "pl": frozenset("w we na do z ze od po przy dla za o u bez przez przed nad pod".split()),
     "cs": frozenset("v ve na do s se z ze k ke o po pro za při od u bez přes před nad pod mezi kvůli".split()),
     "sk": frozenset("v vo na do s so z zo k ku o po pre za pri od u bez cez pred nad pod medzi kvôli".split()),
-    "hr": frozenset("u na do s sa iz od po za o pri prema bez zbog kod kroz pred nad pod među".split()),
+    "hr": frozenset(
+        "u na do s sa iz od po za o pri prema bez zbog kod kroz pred nad pod među posle poslije nakon".split()
+    ),
     "sl": frozenset("v na do s z iz od po za o pri brez zaradi pred nad pod med skozi".split()),
 }
 PREPOSITIONS["sr"] = PREPOSITIONS["hr"]
@@ -287,6 +305,16 @@ NOT_GENDERED = {
 }
 # Slovene question words and "if / although" (not clause breaks: the "bi" rule needs them before "bi").
 NOT_GENDERED["sl"] |= frozenset("kaj kdo kako kje zakaj če čeprav".split())
+# Clause-initial words before "sem/sam" that the adjective patterns would read ("Vendar sem vesela", "Jedva sam"):
+# conjunctions, adverbs and fronted accusative/genitive nouns.
+NOT_GENDERED["sl"] |= frozenset(
+    "vendar ampak sicer preden dokler kjer kadar odkar kamorkoli seveda menda morda sprva sinoči ponoči pozimi "
+    "enkrat naenkrat večkrat zlahka pravkar domov ničesar česar nekoga pridi denar obrok izzivov partnerja sina "
+    "dekleta okna veterinarja pohoda polena madeža izvajalca prijatelja nečaka kužka mačka sosedi".split()
+)
+NOT_GENDERED["hr"] |= frozenset(
+    "jedva možda valjda ipak odmalena pokazat financijski finansijski psihički fizički dubinski".split()
+)
 NOT_GENDERED["sr"] = NOT_GENDERED["hr"]
 NOT_GENDERED["pl"] |= frozenset("stół kościół anioł orzeł węzeł popiół kozioł osioł".split())
 
