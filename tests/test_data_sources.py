@@ -167,3 +167,15 @@ def test_readers_report_malformed_rows(tmp_path: Path):
     jsonl.write_text('{"a": 1}\n{"b": 2}\n')
     with pytest.raises(MalformedDataError, match=r"row 2, field 'a'"):
         read_jsonl(jsonl, required=["a"])
+
+
+def test_tiny_models_are_reproducible(tmp_path):
+    """The same seed gives byte-identical weights and tokenizers (tokenizer training must not break ties at random)."""
+    from lm_eval_stereo.testing.tiny_models import BUILDERS
+
+    for kind, build in BUILDERS.items():
+        first, second = build(tmp_path / f"{kind}_1", seed=0), build(tmp_path / f"{kind}_2", seed=0)
+        for name in ("model.safetensors", "tokenizer.json"):
+            assert sources.sha256_of(first / name) == sources.sha256_of(second / name), (kind, name)
+        other = build(tmp_path / f"{kind}_3", seed=1)
+        assert sources.sha256_of(other / "model.safetensors") != sources.sha256_of(first / "model.safetensors")

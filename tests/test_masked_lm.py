@@ -94,7 +94,7 @@ def test_loglikelihood_is_pll_of_continuation(which, pll, tiny_bert, tiny_xlmr):
 
 
 def test_within_word_differs_where_words_split(tiny_xlmr):
-    args = [("", "Satranç oyuncusu Asyalıydı.")]
+    args = [("", "Satranç oyuncusu hispanikti.")]  # an unseen word: split into several sub-tokens
     original = make_lm(tiny_xlmr).loglikelihood(requests("loglikelihood", args))[0][0]
     word_l2r = make_lm(tiny_xlmr, pll="within_word_l2r").loglikelihood(requests("loglikelihood", args))[0][0]
     assert abs(original - word_l2r) > 1e-4  # the seeded random model barely cares, but the inputs differ

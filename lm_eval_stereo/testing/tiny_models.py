@@ -7,8 +7,12 @@ chat template, so generative tasks can be run with ``--apply_chat_template``.
 
 from __future__ import annotations
 
+import math
+import re
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 #: a few sentences per language the benchmarks use, so that their scripts get merged byte-level tokens
 CORPUS: tuple[str, ...] = (
@@ -54,9 +58,21 @@ def train_byte_level_bpe(vocab_size: int, special_tokens: list[str]):
     return tokenizer
 
 
+def save_seeded(directory: str | Path, model_class: type, config: Any, tokenizer: Any, seed: int) -> Path:
+    """Initialise ``model_class(config)`` after seeding torch, and save it with ``tokenizer`` to ``directory``."""
+    import torch
+
+    directory = Path(directory)
+    torch.manual_seed(seed)
+    model = model_class(config).eval()
+    directory.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
 def build_causal_lm(directory: str | Path, seed: int = 0, shape: str = "tiny") -> Path:
     """Write a seeded GPT-2-style causal LM with a byte-level BPE tokenizer and a chat template to ``directory``."""
-    import torch
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
     directory = Path(directory)
@@ -74,12 +90,7 @@ def build_causal_lm(directory: str | Path, seed: int = 0, shape: str = "tiny") -
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
     )
-    torch.manual_seed(seed)
-    model = GPT2LMHeadModel(config).eval()
-    directory.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    return directory
+    return save_seeded(directory, GPT2LMHeadModel, config, tokenizer, seed)
 
 
 BUILDERS: dict[str, Callable[..., Path]] = {
@@ -117,9 +128,25 @@ def filler_pieces(count: int, taken: set[str], prefix: str = "") -> list[str]:
     return pieces
 
 
+def wordpiece_pieces(tokenizer) -> list[str]:
+    """A deterministic WordPiece vocabulary from :data:`CORPUS` (``tokenizers``' trainer breaks ties at random).
+
+    Special tokens, every character alone and as ``##`` continuation, every corpus word, and for words of five or more
+    characters a three-character head with its ``##`` tail, so unseen words split into several sub-tokens.
+    """
+    words: list[str] = []
+    for line in CORPUS:
+        normalized = tokenizer.normalizer.normalize_str(line)
+        words += [word for word, _ in tokenizer.pre_tokenizer.pre_tokenize_str(normalized)]
+    chars = sorted({char for word in words for char in word})
+    pieces = set(words) | {word[:3] for word in words if len(word) >= 5} | {"##" + w[3:] for w in words if len(w) >= 5}
+    ordered = [*BERT_SPECIALS, *chars, *("##" + char for char in chars), *sorted(pieces - set(chars))]
+    return list(dict.fromkeys(ordered))
+
+
 def build_wordpiece_tokenizer(vocab_size: int = 0):
-    """A lower-casing WordPiece tokenizer (BERT style) trained on :data:`CORPUS`, padded with fillers to ``vocab_size``."""
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    """A lower-casing WordPiece tokenizer (BERT style) built from :data:`CORPUS`, padded with fillers to ``vocab_size``."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
     def fresh(model):
@@ -129,10 +156,7 @@ def build_wordpiece_tokenizer(vocab_size: int = 0):
         tokenizer.decoder = decoders.WordPiece()
         return tokenizer
 
-    raw = fresh(models.WordPiece(unk_token="[UNK]"))
-    trainer = trainers.WordPieceTrainer(vocab_size=2000, special_tokens=BERT_SPECIALS, show_progress=False)
-    raw.train_from_iterator(list(CORPUS) * 4, trainer=trainer)
-    vocab = raw.get_vocab()
+    vocab = {piece: index for index, piece in enumerate(wordpiece_pieces(fresh(models.WordPiece(unk_token="[UNK]"))))}
     missing = max(0, vocab_size - len(vocab))
     for piece in filler_pieces(missing // 2, set(vocab)) + filler_pieces(missing - missing // 2, set(vocab), "##"):
         vocab[piece] = len(vocab)
@@ -153,8 +177,8 @@ def build_wordpiece_tokenizer(vocab_size: int = 0):
 
 
 def build_unigram_tokenizer(vocab_size: int = 0):
-    """A SentencePiece-style Unigram tokenizer (XLM-R style, ``▁`` word prefix) trained on :data:`CORPUS`."""
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    """A SentencePiece-style Unigram tokenizer (XLM-R style, ``▁`` word prefix) built from :data:`CORPUS`."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
     def fresh(model):
@@ -164,12 +188,7 @@ def build_unigram_tokenizer(vocab_size: int = 0):
         tokenizer.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always")
         return tokenizer
 
-    raw = fresh(models.Unigram())
-    trainer = trainers.UnigramTrainer(
-        vocab_size=600, special_tokens=XLMR_SPECIALS, unk_token="<unk>", show_progress=False
-    )
-    raw.train_from_iterator(list(CORPUS) * 4, trainer=trainer)
-    pieces = _unigram_pieces(raw)
+    pieces = unigram_pieces(fresh(models.Unigram()))
     taken = {piece for piece, _ in pieces}
     pieces += [(piece, -50.0) for piece in filler_pieces(max(0, vocab_size - len(pieces) - 1), taken)]
     pieces.append(("<mask>", 0.0))
@@ -190,16 +209,26 @@ def build_unigram_tokenizer(vocab_size: int = 0):
     )
 
 
-def _unigram_pieces(raw) -> list[tuple[str, float]]:
-    """(piece, log-probability) pairs of a trained ``tokenizers`` Unigram model, in id order."""
-    import json
+def unigram_pieces(tokenizer) -> list[tuple[str, float]]:
+    """A deterministic Unigram vocabulary from :data:`CORPUS` (``tokenizers``' trainer is not reproducible).
 
-    return [tuple(entry) for entry in json.loads(raw.to_str())["model"]["vocab"]]
+    Pieces: the special tokens, every character, every corpus word (``▁``-prefixed at a word start) and punctuation
+    mark, and for words of five or more characters a three-character head and the rest; score = log relative
+    frequency (rounded), ties broken by piece.
+    """
+    counts: Counter[str] = Counter()
+    for line in CORPUS:
+        for chunk, _ in tokenizer.pre_tokenizer.pre_tokenize_str(tokenizer.normalizer.normalize_str(line)):
+            words = re.findall(r"▁?\w+|[^\w▁]", chunk)
+            counts.update([*words, *chunk])
+            counts.update(part for word in words if len(word) >= 5 for part in (word[:3], word[3:]))
+    total = sum(counts.values())
+    ranked = sorted(counts.items(), key=lambda entry: (-entry[1], entry[0]))
+    return [(piece, 0.0) for piece in XLMR_SPECIALS] + [(p, round(math.log(n / total), 6)) for p, n in ranked]
 
 
 def build_bert(directory: str | Path, seed: int = 0, shape: str = "tiny") -> Path:
     """Write a seeded ``BertForPreTraining`` (MLM + next-sentence heads) with a WordPiece tokenizer to ``directory``."""
-    import torch
     from transformers import BertConfig, BertForPreTraining
 
     directory = Path(directory)
@@ -215,17 +244,11 @@ def build_bert(directory: str | Path, seed: int = 0, shape: str = "tiny") -> Pat
         pad_token_id=tokenizer.pad_token_id,
         architectures=["BertForPreTraining"],
     )
-    torch.manual_seed(seed)
-    model = BertForPreTraining(config).eval()
-    directory.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    return directory
+    return save_seeded(directory, BertForPreTraining, config, tokenizer, seed)
 
 
 def build_xlmr(directory: str | Path, seed: int = 0, shape: str = "tiny") -> Path:
     """Write a seeded ``XLMRobertaForMaskedLM`` (no next-sentence head) with a Unigram tokenizer to ``directory``."""
-    import torch
     from transformers import XLMRobertaConfig, XLMRobertaForMaskedLM
 
     directory = Path(directory)
@@ -243,12 +266,7 @@ def build_xlmr(directory: str | Path, seed: int = 0, shape: str = "tiny") -> Pat
         eos_token_id=tokenizer.eos_token_id,
         type_vocab_size=1,
     )
-    torch.manual_seed(seed)
-    model = XLMRobertaForMaskedLM(config).eval()
-    directory.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    return directory
+    return save_seeded(directory, XLMRobertaForMaskedLM, config, tokenizer, seed)
 
 
 BUILDERS["bert"] = build_bert
