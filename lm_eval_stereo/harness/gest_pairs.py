@@ -29,27 +29,19 @@ from lm_eval_stereo.datasets.gest import EXCLUSIONS, annotate_pairs, language_na
 from lm_eval_stereo.errors import DataError
 from lm_eval_stereo.harness.gest import LN10, GestTask, score_metric_names, score_metrics
 from lm_eval_stereo.harness.masked_requests import MaskedLMTask
+from lm_eval_stereo.harness.model_tokenizer import load_tokenizer, tokenizer_name, truthy
 
 TEMPLATES = ("pair",)
 
 
-def _truthy(value: Any) -> bool:
-    return str(value).strip().lower() in ("1", "true", "yes")
-
-
 def model_tokenizer(metadata: Mapping[str, Any]) -> Any:
     """The evaluated model's tokenizer (``tokenizer=`` or ``pretrained=`` model argument)."""
-    name = metadata.get("tokenizer") or metadata.get("pretrained")
-    if not isinstance(name, str) or not name:
+    if tokenizer_name(metadata) is None:
         raise ValueError(
             "gest_pairs filters pairs with the evaluated model's tokenizer, but no tokenizer= or pretrained= model "
             "argument was given: pass one, or --metadata '{\"pairs_tokenizer_filter\": false}' (causal tasks only)"
         )
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(
-        name, revision=metadata.get("revision"), trust_remote_code=_truthy(metadata.get("trust_remote_code", False))
-    )
+    return load_tokenizer(metadata)
 
 
 def differing_token_span(tokenizer: Any, sentence: str, other: str) -> list[int]:
@@ -66,7 +58,7 @@ def custom_dataset(language: str, masked: bool = False, **metadata: Any) -> dict
     """The pairs of ``language``, annotated with the reference filters (and, if ``masked``, the differing spans)."""
     language_name(language)
     path = pairs_path(metadata.get("pairs_file"))
-    use_tokenizer = masked or _truthy(metadata.get("pairs_tokenizer_filter", True))
+    use_tokenizer = masked or truthy(metadata.get("pairs_tokenizer_filter", True))
     tokenizer = model_tokenizer(metadata) if use_tokenizer else None
     pairs = annotate_pairs(load_pairs(path), tokenizer.tokenize if tokenizer is not None else None)
     rows = [pair for pair in pairs if pair["language"] == language]

@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lm_eval_stereo.harness.model_tokenizer import load_tokenizer, tokenizer_name
+
 logger = logging.getLogger(__name__)
 
 UNITS = ("token", "byte", "none")
@@ -45,20 +47,9 @@ class Normalizer:
         return max(1, len(self._encode(context + continuation)) - len(self._encode(context)))
 
 
-@functools.lru_cache(maxsize=8)
-def _load_tokenizer(name: str, revision: str | None, trust_remote_code: bool) -> Any:
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(name, revision=revision, trust_remote_code=trust_remote_code)
-
-
 @functools.cache
 def _warn_fallback(reason: str) -> None:
     logger.warning("token normalisation impossible (%s); falling back to byte normalisation", reason)
-
-
-def _truthy(value: Any) -> bool:
-    return str(value).strip().lower() in ("1", "true", "yes")
 
 
 def resolve(metadata: Mapping[str, Any]) -> Normalizer:
@@ -68,12 +59,12 @@ def resolve(metadata: Mapping[str, Any]) -> Normalizer:
         raise ValueError(f"normalization must be one of {', '.join(UNITS)}, got {unit!r} (set it with --metadata)")
     if unit != "token":
         return Normalizer(unit, unit)
-    name = metadata.get("tokenizer") or metadata.get("pretrained")
-    if not isinstance(name, str) or not name:
+    name = tokenizer_name(metadata)
+    if name is None:
         _warn_fallback("no tokenizer= or pretrained= model argument")
         return Normalizer("byte", "byte (no tokenizer could be resolved from the model arguments)")
     try:
-        tokenizer = _load_tokenizer(name, metadata.get("revision"), _truthy(metadata.get("trust_remote_code", False)))
+        tokenizer = load_tokenizer(metadata)
     except Exception as exc:  # noqa: BLE001 - any loading failure means: no tokenizer for this model
         _warn_fallback(f"tokenizer {name!r} could not be loaded: {type(exc).__name__}")
         return Normalizer("byte", f"byte (tokenizer {name!r} could not be loaded)")

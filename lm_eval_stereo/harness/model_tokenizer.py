@@ -1,0 +1,33 @@
+"""The evaluated model's tokenizer, resolved from the model arguments that lm_eval passes to a task as metadata."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+
+def truthy(value: Any) -> bool:
+    """A ``--metadata`` / ``--model_args`` flag: true for 1, true, yes (any case)."""
+    return str(value).strip().lower() in ("1", "true", "yes")
+
+
+def tokenizer_name(metadata: Mapping[str, Any]) -> str | None:
+    """The ``tokenizer=`` or else ``pretrained=`` model argument, if it names one."""
+    name = metadata.get("tokenizer") or metadata.get("pretrained")
+    return name if isinstance(name, str) and name else None
+
+
+@functools.lru_cache(maxsize=8)
+def _load(name: str, revision: str | None, trust_remote_code: bool) -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(name, revision=revision, trust_remote_code=trust_remote_code)
+
+
+def load_tokenizer(metadata: Mapping[str, Any]) -> Any:
+    """The tokenizer named by the model arguments (cached); raises when none is named or it cannot be loaded."""
+    name = tokenizer_name(metadata)
+    if name is None:
+        raise ValueError("no tokenizer= or pretrained= model argument")
+    return _load(name, metadata.get("revision"), truthy(metadata.get("trust_remote_code", False)))
