@@ -15,14 +15,16 @@ disables the hook.
 from __future__ import annotations
 
 import functools
-import importlib.abc
-import inspect
 import os
 import sys
 import warnings
-from pathlib import Path
 from types import ModuleType
-from typing import Any
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs ~10 ms at every interpreter start-up
+
+if TYPE_CHECKING:  # this module runs at every interpreter start-up: import only what it needs at once
+    from pathlib import Path
+    from typing import Any
 
 AUTOLOAD_ENV = "LM_EVAL_STEREO_AUTOLOAD"
 
@@ -60,6 +62,8 @@ def _warn_once(what: str, exc: BaseException) -> None:
 
 
 def _same_path(a: Any, b: Path) -> bool:
+    from pathlib import Path
+
     try:
         return Path(a).resolve() == b
     except (TypeError, OSError):
@@ -68,6 +72,8 @@ def _same_path(a: Any, b: Path) -> bool:
 
 def patch_task_manager(module: ModuleType) -> None:
     """Make ``module.TaskManager`` index the plugin's tasks before any user ``include_path``."""
+    import inspect
+
     from lm_eval_stereo import tasks_path
 
     cls = module.TaskManager
@@ -153,7 +159,9 @@ def _run_hook(name: str, module: ModuleType) -> None:
         _warn_once(what, exc)
 
 
-class _HookedLoader(importlib.abc.Loader):
+class _HookedLoader:
+    """Runs a hook right after the real loader executed the module (the import protocol needs no base class)."""
+
     def __init__(self, loader: Any, name: str) -> None:
         self._loader, self._name = loader, name
 
@@ -168,7 +176,7 @@ class _HookedLoader(importlib.abc.Loader):
         return getattr(self._loader, attr)
 
 
-class _PostImportFinder(importlib.abc.MetaPathFinder):
+class _PostImportFinder:
     """Finds nothing itself; wraps the real loader of the hooked lm_eval modules."""
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
