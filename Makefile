@@ -39,8 +39,8 @@ test: $(VENV)/.installed
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q
 
 lint: $(VENV)/.installed
-	$(BIN)/ruff check lm_eval_stereo tests bench
-	$(BIN)/ruff format --check lm_eval_stereo tests bench
+	$(BIN)/ruff check lm_eval_stereo tests bench scripts
+	$(BIN)/ruff format --check lm_eval_stereo tests bench scripts
 
 bench: $(VENV)/.installed
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python -m bench.run

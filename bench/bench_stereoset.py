@@ -15,20 +15,29 @@ from pathlib import Path
 
 import torch
 
-from lm_eval_stereo.datasets.stereoset import LANGUAGES, load_rows
-from lm_eval_stereo.harness.stereoset import request_parts
+from lm_eval_stereo import tasks_path
+from lm_eval_stereo.tasks.stereoset_multi.data import LANGUAGES
 from lm_eval_stereo.testing.tiny_models import build_causal_lm
 
 BATCH_SIZE = 32
 TARGET_RATIO = 1.3
 
 
+def request_parts(lang: str, limit: int) -> list[tuple[str, list[str]]]:
+    """(context, continuations) of the first ``limit`` documents, rendered by the task's own YAML templates."""
+    from lm_eval.tasks import TaskManager, get_task_dict
+
+    name = f"stereoset_multi_{lang}"
+    task = get_task_dict([name], TaskManager(include_path=str(tasks_path()), include_defaults=False))[name]
+    docs = list(task.test_docs())[:limit]
+    return [(task.doc_to_text(doc), task.doc_to_choice(doc)) for doc in docs]
+
+
 def token_sequences(lm, limit: int) -> list[list[int]]:
     """The input sequences HFLM forwards for the first ``limit`` documents of every language."""
     sequences = []
     for lang in LANGUAGES:
-        for row in load_rows(lang)[:limit]:
-            context, continuations = request_parts(row)
+        for context, continuations in request_parts(lang, limit):
             for continuation in continuations:
                 if context:
                     context_enc, continuation_enc = lm._encode_pair(context, continuation)

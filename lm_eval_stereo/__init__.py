@@ -11,11 +11,10 @@ __version__ = "0.1.0"
 
 
 def tasks_path() -> Path:
-    """Directory holding the plugin's task YAMLs (inside the wheel, or ``tasks/`` of a source checkout)."""
+    """Directory holding the plugin's task YAMLs (package data: ``lm_eval_stereo/tasks``)."""
     from pathlib import Path
 
-    package_dir = Path(__file__).resolve().parent
-    for candidate in (package_dir / "tasks", package_dir.parent / "tasks"):
-        if candidate.is_dir() and any(candidate.rglob("*.yaml")):
-            return candidate
-    raise FileNotFoundError(f"lm-eval-stereo task configs not found next to {package_dir}; reinstall the package")
+    candidate = Path(__file__).resolve().parent / "tasks"
+    if candidate.is_dir() and any(candidate.rglob("*.yaml")):
+        return candidate
+    raise FileNotFoundError(f"lm-eval-stereo task configs not found in {candidate}; reinstall the package")

@@ -5,7 +5,11 @@ installs an import hook: nothing of lm_eval is imported until the program itself
 ``lm_eval.tasks.manager`` is executed, ``TaskManager`` is taught to index the plugin's task folder; when
 ``lm_eval.models`` is executed (it registers the built-in models), the plugin's models are registered beside them;
 when ``lm_eval._cli.harness`` is executed, the pre-0.4.10 listing flags (``--tasks list``, ``list_groups``,
-``list_subtasks``, ``list_tags``) are translated to 0.4.13's ``lm_eval ls ...``.
+``list_subtasks``, ``list_tags``) are translated to 0.4.13's ``lm_eval ls ...``; when ``lm_eval.api.model`` is
+executed, lm_eval's base ``LM`` gets a ``masked_span`` / ``next_sentence`` method that stops a run of a masked-LM task
+on a model that cannot serve it with a message naming ``--model hf-mlm``.
+
+This module is the plugin's one place that patches lm_eval; every patch is listed in ``_HOOKS``.
 
 If lm_eval's internals change, the hook does nothing and warns once how to use the plugin instead
 (``--include_path "$(lm-eval-stereo tasks-path)"``); lm_eval itself keeps working. ``LM_EVAL_STEREO_AUTOLOAD=0``
@@ -107,6 +111,30 @@ def register_models(module: ModuleType | None = None) -> None:
             model_registry.register(name, target=target)
 
 
+#: request types only masked-LM backends serve (see :mod:`lm_eval_stereo.models.masked_requests`)
+MASKED_REQUEST_TYPES = ("masked_span", "next_sentence")
+
+
+def _unsupported_request(request_type: str) -> Any:
+    def method(self: Any, requests: list[Any], disable_tqdm: bool = False) -> list[Any]:
+        tasks = sorted({str(req.task_name) for req in requests if getattr(req, "task_name", None)})
+        raise NotImplementedError(
+            f"task(s) {', '.join(tasks) or '?'} make '{request_type}' requests (masked-LM scoring), which "
+            f"{type(self).__name__} cannot serve: run them with --model hf-mlm --model_args pretrained=<masked LM>"
+        )
+
+    method.__name__ = request_type
+    method.__doc__ = f"Default ``{request_type}``: only masked-LM backends (``--model hf-mlm``) implement it."
+    return method
+
+
+def patch_language_model(module: ModuleType) -> None:
+    """Give lm_eval's base ``LM`` a clear-error method for each masked-LM request type it lacks."""
+    for request_type in MASKED_REQUEST_TYPES:
+        if not hasattr(module.LM, request_type):
+            setattr(module.LM, request_type, _unsupported_request(request_type))
+
+
 LISTINGS = {"list": "tasks", "list_groups": "groups", "list_subtasks": "subtasks", "list_tags": "tags"}
 
 
@@ -145,6 +173,7 @@ def patch_cli(module: ModuleType) -> None:
 
 
 _HOOKS = {
+    "lm_eval.api.model": ("give models a clear error for masked-LM requests", patch_language_model),
     "lm_eval.tasks.manager": ("register its tasks", patch_task_manager),
     "lm_eval.models": ("register its models", register_models),
     "lm_eval._cli.harness": ("translate --tasks list", patch_cli),
@@ -197,14 +226,11 @@ class _PostImportFinder:
 
 
 def activate() -> None:
-    """Apply both hooks now (used by the ``lm-eval-stereo`` console script, whatever the environment says)."""
-    import lm_eval._cli.harness
-    import lm_eval.models
-    import lm_eval.tasks.manager
+    """Apply every hook now (used by the ``lm-eval-stereo`` console script, whatever the environment says)."""
+    import importlib
 
-    _run_hook("lm_eval.tasks.manager", lm_eval.tasks.manager)
-    _run_hook("lm_eval.models", lm_eval.models)
-    _run_hook("lm_eval._cli.harness", lm_eval._cli.harness)
+    for name in _HOOKS:
+        _run_hook(name, importlib.import_module(name))
 
 
 def install() -> None:

@@ -1,4 +1,4 @@
-"""Unit tests of the German text processing and the co-occurrence bias (METHODS §5)."""
+"""Unit tests of the German text processing and the co-occurrence bias (Gnadt et al. 2025)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lm_eval_stereo.german_text import content_lemmas, neutralize_gender, tokenize
-from lm_eval_stereo.metrics import cooccurrence
+from lm_eval_stereo.tasks.german_gender_bias import cooccurrence
+from lm_eval_stereo.tasks.german_gender_bias.german_text import content_lemmas, neutralize_gender, tokenize
 
 
 def test_tokenize_and_content_lemmas():
@@ -82,11 +82,13 @@ def test_inter_mean_interval_is_seeded_and_brackets_the_estimate():
     outputs = [list(rng.choice(vocabulary, size=10)) + (["Kleid"] if i % 2 == 0 else []) for i in range(80)]
     female = [i % 2 == 0 for i in range(80)]
     estimate = cooccurrence.analyze(outputs, female)["inter"]["mean"]
-    low, high = cooccurrence.inter_mean_interval(outputs, female)
+    interval = cooccurrence.inter_mean_interval(outputs, female)
+    low, high = interval.low, interval.high
     assert low < estimate < high and high - low < 0.5
-    assert (low, high) == cooccurrence.inter_mean_interval(outputs, female)  # seeded: identical on rerun
-    assert (low, high) != cooccurrence.inter_mean_interval(outputs, female, seed=5)
+    assert interval == cooccurrence.inter_mean_interval(outputs, female)  # seeded: identical on rerun
+    assert interval != cooccurrence.inter_mean_interval(outputs, female, seed=5)
     # one resample = the data itself: the vectorised scores are those of word_bias
     identity = cooccurrence._bias_rows(np.ones((1, 80)), np.array(female), cooccurrence._count_matrix(outputs)[1])
     assert np.nanmean(identity) == pytest.approx(estimate)
-    assert all(math.isnan(x) for x in cooccurrence.inter_mean_interval([], []))
+    empty = cooccurrence.inter_mean_interval([], [])
+    assert math.isnan(empty.low) and math.isnan(empty.high)

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from lm_eval_runner import shared_data_dir
 
-from lm_eval_stereo import sources
-from lm_eval_stereo.datasets import stereoset as stereoset_data
-from lm_eval_stereo.errors import ChecksumError, DataUnavailableError, MalformedDataError
-from lm_eval_stereo.readers import read_csv, read_jsonl
-from lm_eval_stereo.safe_pickle import load_dataframe
+from lm_eval_stereo.core import sources
+from lm_eval_stereo.core.errors import ChecksumError, DataUnavailableError, MalformedDataError
+from lm_eval_stereo.core.readers import read_csv, read_jsonl
+from lm_eval_stereo.core.safe_pickle import load_dataframe
+from lm_eval_stereo.tasks.stereoset_multi import data as stereoset_data
 
 SOURCE = "stereoset-multi"
 PKL = stereoset_data.upstream_path("intersentence", "de")

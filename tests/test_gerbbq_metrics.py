@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lm_eval_stereo.datasets.german_gender_bias import GERBBQ_COLUMNS, gerbbq_docs, load_gerbbq, read_german_csv
-from lm_eval_stereo.errors import MalformedDataError
-from lm_eval_stereo.metrics import gerbbq, sexist_statements
+from lm_eval_stereo.core.errors import MalformedDataError
+from lm_eval_stereo.tasks.german_gender_bias import gerbbq_metrics as gerbbq
+from lm_eval_stereo.tasks.german_gender_bias import sexist_statements_metrics as sexist_statements
+from lm_eval_stereo.tasks.german_gender_bias.data import GERBBQ_COLUMNS, gerbbq_docs, load_gerbbq, read_german_csv
 
 FIXTURES = Path(__file__).parent / "fixtures" / "german"
 GENDERS = {"Ava": 1, "Ali": 0, "unbekannt": -1}
@@ -62,8 +63,10 @@ def test_no_person_answers_gives_nan_not_an_error() -> None:
 
 def test_bootstrap_interval_is_seeded_and_brackets_the_estimate() -> None:
     docs = [_doc([("Ava", True)]), _doc([("Ali", True)]), _doc([("unbekannt", True)])] * 20
-    low, high = gerbbq.bootstrap_interval(docs, "accuracy", "amb")
-    assert (low, high) == gerbbq.bootstrap_interval(docs, "accuracy", "amb")
+    items = [{**doc, "condition": "amb"} for doc in docs]
+    intervals = gerbbq.METRICS.intervals(items)
+    low, high = intervals["accuracy_ci_low"], intervals["accuracy_ci_high"]
+    assert intervals == gerbbq.METRICS.intervals(items)
     assert low < 1 / 3 < high
 
 

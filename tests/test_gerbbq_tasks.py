@@ -118,7 +118,7 @@ def _replay_run(outputs: Path, out: Path, exclude: bool):
 
 def test_exclude_undetermined_through_lm_eval(tmp_path: Path) -> None:
     """Hand-written outputs for the first 3 items (unbekannt, undetermined, Ali), replayed with and without the option."""
-    from lm_eval_stereo.datasets.german_gender_bias import load_gerbbq
+    from lm_eval_stereo.tasks.german_gender_bias.data import load_gerbbq
 
     outputs = tmp_path / "outputs.csv"
     with open(outputs, "w", encoding="utf-8", newline="") as handle:

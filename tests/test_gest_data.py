@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_stereo.datasets import gest as data
-from lm_eval_stereo.errors import DataError, DataUnavailableError, MalformedDataError
-from lm_eval_stereo.harness import gest_mt, gest_pairs
+from lm_eval_stereo.core.errors import DataError, DataUnavailableError, MalformedDataError
+from lm_eval_stereo.tasks.gest import data
+from lm_eval_stereo.tasks.gest import task_mt as gest_mt
+from lm_eval_stereo.tasks.gest import task_pairs as gest_pairs
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gest"
 

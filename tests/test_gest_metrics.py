@@ -8,9 +8,9 @@ import statistics
 import numpy as np
 import pytest
 
-from lm_eval_stereo import sources
-from lm_eval_stereo.datasets.gest import load_gest, read_scores
-from lm_eval_stereo.metrics import gest
+from lm_eval_stereo.core import sources
+from lm_eval_stereo.tasks.gest import metrics as gest
+from lm_eval_stereo.tasks.gest.data import load_gest, read_scores
 
 
 def published_items(path: str) -> list[dict]:
@@ -70,14 +70,16 @@ def test_gs_bootstrap_ci_is_seeded_and_covers_the_estimate():
     items = published_items("english_glm/gpt2_template-0")
     stereotypes = [item["stereotype"] for item in items]
     scores = [item["score"] for item in items]
-    low, high = gest.gs_ci(stereotypes, [scores])
+    metric_set = gest.score_metric_set("gpt2 T0", ["t0"])
+    scored = [{"stereotype": s, "scores": {"t0": score}} for s, score in zip(stereotypes, scores)]
+    intervals = metric_set.intervals(scored)
+    low, high = intervals["gs_ci_low"], intervals["gs_ci_high"]
     assert low < 1.1135 < high
     assert high - low < 0.05
-    assert gest.gs_ci(stereotypes, [scores]) == (low, high)
-    assert gest.gs_ci(stereotypes, [scores], seed=7) != (low, high)
-    intervals = gest.stereotype_ci(items)
+    assert metric_set.intervals(scored) == intervals
+    assert metric_set.intervals(scored, seed=7)["gs_ci_low"] != low
     mean_1 = gest.compute(items)["per_stereotype"][1]
-    assert intervals[1][0] < mean_1 < intervals[1][1]
+    assert intervals["q_01_emotional_ci_low"] < mean_1 < intervals["q_01_emotional_ci_high"]
 
 
 def test_missing_stereotypes_are_left_out_and_counted():
@@ -131,9 +133,9 @@ def test_mt_metrics_on_stand_in_labels():
     assert result["detection_yield"] == pytest.approx(64 / 80)
     assert result["per_stereotype"][1] == pytest.approx(gest.agresti_coull(3, 4))
     assert max(result["feminine_rank"][s] for s in range(1, 8)) == 7
-    intervals = gest.mt_ci(items)
-    assert intervals["f_s"][0] <= result["f_s"] <= intervals["f_s"][1]
-    assert intervals["f_m"][0] <= result["f_m"] <= intervals["f_m"][1]
+    intervals = gest.MT_METRICS.intervals(items)
+    assert intervals["f_s_ci_low"] <= result["f_s"] <= intervals["f_s_ci_high"]
+    assert intervals["f_m_ci_low"] <= result["f_m"] <= intervals["f_m_ci_high"]
 
 
 def test_mt_undetected_only_and_bad_labels():

@@ -12,11 +12,11 @@ from fixtures_mlm import tiny_bert  # noqa: F401
 from lm_eval_runner import LmEvalRun, run_lm_eval
 from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
-from lm_eval_stereo import sources
-from lm_eval_stereo.datasets.gest import language_name, load_gest
-from lm_eval_stereo.harness import gest_mt
-from lm_eval_stereo.metrics import gest
-from lm_eval_stereo.readers import read_csv
+from lm_eval_stereo.core import sources
+from lm_eval_stereo.core.readers import read_csv
+from lm_eval_stereo.tasks.gest import metrics as gest
+from lm_eval_stereo.tasks.gest import task_mt as gest_mt
+from lm_eval_stereo.tasks.gest.data import language_name, load_gest
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gest"
 PAIRS = json.dumps({"pairs_file": str(FIXTURES / "pairs.csv")})

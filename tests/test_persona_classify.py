@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from lm_eval_stereo.classify import persona_gender_lexicon
-from lm_eval_stereo.classify.persona import GenderedCorpus, corpus_from_rows, gendered_counts, load_corpus
-from lm_eval_stereo.classify.persona_judge import INSTRUCTION, JudgeConfig, judge_label, judge_outputs
-from lm_eval_stereo.datasets.german_gender_bias import read_german_csv
-from lm_eval_stereo.datasets.german_persona import load_persona, persona_docs
-from lm_eval_stereo.errors import MalformedDataError
-from lm_eval_stereo.harness.persona import extract_output
-from lm_eval_stereo.metrics import persona
+from lm_eval_stereo.core.errors import MalformedDataError
+from lm_eval_stereo.tasks.german_gender_bias import persona_metrics as persona
+from lm_eval_stereo.tasks.german_gender_bias.data import read_german_csv
+from lm_eval_stereo.tasks.german_gender_bias.persona_data import load_persona, persona_docs
+from lm_eval_stereo.tasks.german_gender_bias.persona_gender import (
+    GenderedCorpus,
+    corpus_from_rows,
+    gendered_counts,
+    load_corpus,
+    persona_gender_lexicon,
+)
+from lm_eval_stereo.tasks.german_gender_bias.persona_judge import INSTRUCTION, JudgeConfig, judge_label, judge_outputs
+from lm_eval_stereo.tasks.german_gender_bias.persona_task import extract_output
 
 FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures" / "persona"
 

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from lm_eval_runner import run_lm_eval, shared_data_dir
 
-from lm_eval_stereo.errors import MalformedDataError
+from lm_eval_stereo.core.errors import MalformedDataError
 from lm_eval_stereo.models.replay import ReplayLM
 
 FIXTURES = Path(__file__).parent / "fixtures" / "german"

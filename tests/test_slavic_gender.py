@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import pytest
-
-from lm_eval_stereo.classify import first_person_gender
-from lm_eval_stereo.classify.validate_slavic_gender import (
+from validate_slavic_gender import (
     available,
     load_translations,
     measure_accuracy,
     measure_yield,
     read_labels,
 )
-from lm_eval_stereo.errors import MalformedDataError
+
+from lm_eval_stereo.core.errors import MalformedDataError
+from lm_eval_stereo.tasks.gest.detector import first_person_gender
 
 M, F, N = "masculine", "feminine", None
 

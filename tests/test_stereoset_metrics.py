@@ -8,8 +8,8 @@ import math
 import pytest
 from lm_eval_runner import shared_data_dir
 
-from lm_eval_stereo.metrics import stereoset
-from lm_eval_stereo.metrics.bootstrap import bootstrap_ci, percentile_interval
+from lm_eval_stereo.core.bootstrap import bootstrap, percentile_interval
+from lm_eval_stereo.tasks.stereoset_multi import metrics as stereoset
 
 
 def item(
@@ -85,19 +85,21 @@ def test_empty_input_gives_nan_not_a_number_guess():
 
 def test_confidence_intervals_are_seeded_and_bracket_the_estimate():
     items = [item(i % 3, (i * 7) % 5, (i * 11) % 4, target=f"t{i % 6}") for i in range(200)]
-    first = stereoset.confidence_intervals(items)
-    assert first == stereoset.confidence_intervals(items)
-    assert first != stereoset.confidence_intervals(items, seed=7)
+    first = stereoset.METRICS.intervals(items)
+    assert first == stereoset.METRICS.intervals(items)
+    assert first != stereoset.METRICS.intervals(items, seed=7)
     point = stereoset.compute(items)
     for name in ("lms", "ss", "icat"):
-        low, high = first[name]
+        low, high = first[f"{name}_ci_low"], first[f"{name}_ci_high"]
+        assert 0 < first[f"{name}_stderr_boot"] < high - low
         assert low <= point[name] <= high
         assert high - low > 1.0
 
 
 def test_generic_bootstrap_matches_percentiles():
     values = list(range(100))
-    low, high = bootstrap_ci(values, lambda sample: sum(sample) / len(sample), iters=500, seed=3)
+    interval = bootstrap(values, lambda sample: {"mean": sum(sample) / len(sample)}, iters=500, seed=3)["mean"]
+    low, high = interval.low, interval.high
     assert 40 < low < 49.5 < high < 59
     assert percentile_interval([float("nan")]) != percentile_interval([1.0])
 

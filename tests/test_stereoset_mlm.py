@@ -8,7 +8,7 @@ import pytest
 from fixtures_mlm import *  # noqa: F403  (session fixtures tiny_bert, tiny_xlmr)
 from lm_eval_runner import run_lm_eval
 
-from lm_eval_stereo.harness import stereoset_mlm
+from lm_eval_stereo.tasks.stereoset_multi import task_mlm as stereoset_mlm
 
 LANGS = ("en", "de", "fr", "es", "tr")
 

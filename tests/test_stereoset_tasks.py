@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from lm_eval_runner import LmEvalRun, run_lm_eval
 
-from lm_eval_stereo.datasets.stereoset import LANGUAGES, load_rows
-from lm_eval_stereo.harness.stereoset import METRICS
+from lm_eval_stereo.tasks.stereoset_multi.data import LANGUAGES, load_rows
+from lm_eval_stereo.tasks.stereoset_multi.task import METRICS
 
 PER_CELL = 2  # documents per (test, bias type) and language: every metric gets items
 

@@ -43,7 +43,7 @@ from lm_eval.models.huggingface import HFLM
 from tqdm import tqdm
 from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
 
-from lm_eval_stereo.harness.masked_requests import SPAN_MODES
+from lm_eval_stereo.models.masked_requests import SPAN_MODES
 
 eval_logger = logging.getLogger(__name__)
 

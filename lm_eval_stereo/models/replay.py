@@ -25,8 +25,8 @@ from typing import Any
 
 from lm_eval.api.model import LM
 
-from lm_eval_stereo.errors import MalformedDataError
-from lm_eval_stereo.readers import read_csv, read_jsonl
+from lm_eval_stereo.core.errors import MalformedDataError
+from lm_eval_stereo.core.readers import read_csv, read_jsonl
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,105 @@
+"""The one seeded percentile bootstrap of every benchmark.
+
+:func:`bootstrap` resamples the items of a task (documents, pairs, generations: whatever the benchmark's resampling
+unit is) with replacement, re-runs the benchmark's statistic on every resample and returns, per statistic, the central
+95% percentile interval and the bootstrap standard error (the standard deviation of the resampled values, ddof=1).
+Resamples are drawn from ``numpy.random.default_rng(seed)`` as one ``(iters, n)`` matrix of indices, so a run is
+reproducible and independent of the order in which lm_eval delivered the items (callers sort items by key first).
+
+``strata`` resamples within groups (each group with its own generator seeded with ``seed``), for statistics defined
+on one group at a time, e.g. the mean score of one GEST stereotype over that stereotype's samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+DEFAULT_ITERS = 1000
+DEFAULT_SEED = 1234
+DEFAULT_LEVEL = 0.95
+
+#: a sequence of items, or equal-length numpy columns (resampled row-wise, faster for numeric statistics)
+Data = Sequence[Any] | Mapping[str, np.ndarray]
+Statistic = Callable[[Any], Mapping[str, float]]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A bootstrap confidence interval and the bootstrap standard error of one statistic."""
+
+    low: float
+    high: float
+    stderr: float
+
+
+NAN_INTERVAL = Interval(float("nan"), float("nan"), float("nan"))
+
+
+def resample_indices(n: int, iters: int = DEFAULT_ITERS, seed: int = DEFAULT_SEED) -> np.ndarray:
+    """``iters`` rows of ``n`` indices drawn with replacement from a generator seeded with ``seed``."""
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, n, size=(iters, n))
+
+
+def percentile_interval(samples: Sequence[float] | np.ndarray, level: float = DEFAULT_LEVEL) -> Interval:
+    """The central ``level`` interval and standard deviation of the finite bootstrap ``samples``."""
+    values = np.asarray(samples, dtype=float)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return NAN_INTERVAL
+    tail = (1.0 - level) / 2.0 * 100.0
+    low, high = np.percentile(values, [tail, 100.0 - tail])
+    stderr = float(np.std(values, ddof=1)) if values.size > 1 else float("nan")
+    return Interval(float(low), float(high), stderr)
+
+
+def _length(data: Data) -> int:
+    if isinstance(data, Mapping):
+        return len(next(iter(data.values()))) if data else 0
+    return len(data)
+
+
+def _take(data: Data, rows: np.ndarray) -> Any:
+    if isinstance(data, Mapping):
+        return {name: np.asarray(column)[rows] for name, column in data.items()}
+    return [data[i] for i in rows]
+
+
+def _resamples(n: int, strata: Sequence[Hashable] | None, iters: int, seed: int) -> np.ndarray:
+    """Index matrix (iters, n): plain resampling, or resampling within each stratum (strata in sorted order)."""
+    if strata is None:
+        return resample_indices(n, iters, seed)
+    labels = np.asarray(strata)
+    blocks = []
+    for label in sorted(set(labels.tolist())):
+        members = np.flatnonzero(labels == label)
+        blocks.append(members[resample_indices(len(members), iters, seed)])
+    return np.concatenate(blocks, axis=1) if blocks else np.zeros((iters, 0), dtype=int)
+
+
+def bootstrap(
+    data: Data,
+    statistic: Statistic,
+    *,
+    strata: Sequence[Hashable] | None = None,
+    iters: int = DEFAULT_ITERS,
+    seed: int = DEFAULT_SEED,
+    level: float = DEFAULT_LEVEL,
+) -> dict[str, Interval]:
+    """Percentile-bootstrap interval and standard error of every value ``statistic(resample)`` returns.
+
+    ``statistic`` receives data of the same kind as ``data`` (a list of items, or a dict of columns) and returns
+    ``{name: value}``; non-finite resampled values are left out of the percentiles. Empty data gives no intervals.
+    """
+    n = _length(data)
+    if n == 0:
+        return {}
+    samples: dict[str, list[float]] = {}
+    for rows in _resamples(n, strata, iters, seed):
+        for name, value in statistic(_take(data, rows)).items():
+            samples.setdefault(name, []).append(float(value))
+    return {name: percentile_interval(values, level) for name, values in samples.items()}

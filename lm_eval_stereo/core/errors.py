@@ -1,0 +1,40 @@
+"""Exceptions raised by the data layer; each message says what went wrong and how to fix it."""
+
+from __future__ import annotations
+
+
+class DataError(RuntimeError):
+    """Base class of every data problem the plugin reports to the user."""
+
+
+class DataUnavailableError(DataError):
+    """A source file is neither in the offline mirror nor in the cache and cannot be downloaded."""
+
+
+class ChecksumError(DataError):
+    """A file's sha256 differs from the pinned one; the file is never used."""
+
+    def __init__(self, where: str, expected: str, actual: str) -> None:
+        self.where, self.expected, self.actual = where, expected, actual
+        super().__init__(
+            f"checksum mismatch for {where}: expected sha256 {expected}, got {actual}. "
+            "The file was not used. If it comes from LM_EVAL_STEREO_DATA_DIR, replace it with the upstream "
+            "file at the pinned commit; if it was downloaded, delete the cache entry and retry."
+        )
+
+
+class MalformedDataError(DataError):
+    """A file is readable but a row or column does not have the expected shape."""
+
+    def __init__(self, file: str, problem: str, row: int | None = None, field: str | None = None) -> None:
+        self.file, self.row, self.field, self.problem = file, row, field, problem
+        where = file
+        if row is not None:
+            where += f", row {row}"
+        if field is not None:
+            where += f", field {field!r}"
+        super().__init__(f"{where}: {problem}")
+
+
+class OptionError(ValueError):
+    """A task option (``--metadata``) is unknown or has an invalid value; the message names the option."""

@@ -1,0 +1,164 @@
+"""How a benchmark declares its metrics: once, in Python.
+
+A :class:`MetricSet` lists every metric of a task (:class:`Metric`: name, direction, ideal value, whether it carries a
+bootstrap interval) and holds the two functions that compute them from the task's per-document items:
+
+- ``summarize(items) -> {name: value}``: every declared metric except the interval bounds;
+- one or more :class:`Resampling`: a statistic giving the metrics with ``ci=True``, re-run by the one generic
+  resampler (:func:`lm_eval_stereo.core.bootstrap.bootstrap`) on each resample of ``data(items)`` (default: the items
+  themselves; numeric benchmarks pass columns, which resample faster), optionally within ``strata`` when a statistic
+  is defined within groups (e.g. one GEST stereotype's mean over that stereotype's samples).
+
+:meth:`MetricSet.compute` adds ``<name>_ci_low`` / ``<name>_ci_high`` (95% percentile interval) and
+``<name>_stderr_boot`` (bootstrap standard error) for every ``ci`` metric and checks that exactly the declared metrics
+came out. The harness glue (:mod:`lm_eval_stereo.core.summary`) turns a MetricSet into lm_eval aggregations; the task
+YAMLs repeat no metric name.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from lm_eval_stereo.core.bootstrap import DEFAULT_SEED, NAN_INTERVAL, Interval, bootstrap
+
+Direction = Literal["higher", "lower", "ideal", "count", "info"]
+CI_SUFFIXES = ("ci_low", "ci_high")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric: ``direction`` is "higher"/"lower" (is better), "ideal" (``ideal`` in the middle, e.g. SS = 50),
+    "count" (bookkeeping: items, ties, undetermined outputs) or "info" (a string such as the normalisation used)."""
+
+    name: str
+    direction: Direction
+    ideal: float | None = None
+    ci: bool = False
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if (self.direction == "ideal") != (self.ideal is not None):
+            raise ValueError(f"metric {self.name}: an ideal value goes with direction 'ideal' and only with it")
+
+    @property
+    def higher_is_better(self) -> bool | None:
+        """lm_eval's flag: True/False for directed metrics, None where neither end is better."""
+        return {"higher": True, "lower": False}.get(self.direction)
+
+    @property
+    def numeric(self) -> bool:
+        return self.direction != "info"
+
+    def interval_names(self) -> tuple[str, ...]:
+        return tuple(f"{self.name}_{suffix}" for suffix in CI_SUFFIXES) if self.ci else ()
+
+
+def higher(name: str, description: str = "", ci: bool = False) -> Metric:
+    return Metric(name, "higher", ci=ci, description=description)
+
+
+def lower(name: str, description: str = "", ci: bool = False) -> Metric:
+    return Metric(name, "lower", ci=ci, description=description)
+
+
+def ideal(name: str, value: float, description: str = "", ci: bool = False) -> Metric:
+    return Metric(name, "ideal", ideal=value, ci=ci, description=description)
+
+
+def count(name: str, description: str = "") -> Metric:
+    return Metric(name, "count", description=description)
+
+
+def info(name: str, description: str = "", ci: bool = False) -> Metric:
+    return Metric(name, "info", ci=ci, description=description)
+
+
+Items = list[dict[str, Any]]
+
+
+def _items_themselves(items: Items) -> Items:
+    return items
+
+
+@dataclass(frozen=True)
+class Resampling:
+    """A statistic re-run on bootstrap resamples of ``data(items)``, within ``strata(items)`` if given."""
+
+    statistic: Callable[[Any], Mapping[str, float]]
+    data: Callable[[Items], Any] = _items_themselves
+    strata: Callable[[Items], Sequence[Hashable]] | None = None
+
+    def run(self, items: Items, seed: int = DEFAULT_SEED) -> dict[str, Interval]:
+        strata = self.strata(items) if self.strata is not None else None
+        return bootstrap(self.data(items), self.statistic, strata=strata, seed=seed)
+
+
+@dataclass(frozen=True)
+class MetricSet:
+    """All metrics of a task and the functions that compute them (see the module docstring)."""
+
+    label: str
+    metrics: tuple[Metric, ...]
+    summarize: Callable[[Items], Mapping[str, Any]]
+    resampling: tuple[Resampling, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        names = [m.name for m in self.metrics]
+        duplicated = sorted({n for n in names if names.count(n) > 1})
+        if duplicated:
+            raise ValueError(f"{self.label}: metrics declared twice: {', '.join(duplicated)}")
+        if any(m.ci for m in self.metrics) and not self.resampling:
+            raise ValueError(f"{self.label}: metrics with ci=True need a Resampling")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every metric lm_eval reports: the declared ones, each ``ci`` metric followed by its interval bounds."""
+        return tuple(name for m in self.metrics for name in (m.name, *m.interval_names()))
+
+    def metric(self, name: str) -> Metric:
+        """The declaration of ``name`` (an interval bound inherits the direction of its metric)."""
+        for m in self.metrics:
+            if name == m.name or name in m.interval_names():
+                return m
+        raise KeyError(f"{self.label} has no metric {name!r}")
+
+    def higher_is_better(self) -> dict[str, bool | None]:
+        return {name: self.metric(name).higher_is_better for name in self.names}
+
+    def group_means(self) -> tuple[str, ...]:
+        """Metrics a group averages over its tasks: numeric ones, not interval bounds (a mean of bounds is no
+        interval)."""
+        return tuple(m.name for m in self.metrics if m.numeric)
+
+    def intervals(self, items: Items, seed: int = DEFAULT_SEED) -> dict[str, float]:
+        """``<name>_ci_low``/``_ci_high`` and ``<name>_stderr_boot`` of every ``ci`` metric (NaN where no interval
+        could be computed), from bootstrap resamples seeded with ``seed``."""
+        names = [m.name for m in self.metrics if m.ci]
+        if not names:
+            return {}
+        found: dict[str, Interval] = {}
+        for resampling in self.resampling if items else ():
+            found.update(resampling.run(items, seed))
+        result: dict[str, float] = {}
+        for name in names:
+            interval = found.get(name, NAN_INTERVAL)
+            result[f"{name}_ci_low"], result[f"{name}_ci_high"] = interval.low, interval.high
+            result[f"{name}_stderr_boot"] = interval.stderr
+        return result
+
+    def compute(self, items: Items) -> dict[str, Any]:
+        """Every metric of :attr:`names` from the items (plus the bootstrap standard errors ``<name>_stderr_boot``)."""
+        values = dict(self.summarize(items))
+        values.update(self.intervals(items))
+        missing = [name for name in self.names if name not in values]
+        if missing:
+            raise RuntimeError(f"{self.label}: summarize did not compute {', '.join(missing)}")
+        return values
+
+
+def nan_for(names: Iterable[str]) -> dict[str, float]:
+    """NaN for each of ``names`` (metrics of an empty selection)."""
+    return dict.fromkeys(names, math.nan)

@@ -1,0 +1,155 @@
+"""The one parser of task options given with ``--metadata`` (and of the model arguments tasks read).
+
+lm_eval hands a task one dict: the model arguments (``--model_args``) merged with ``--metadata`` and the task YAML's
+own ``metadata``. Every task declares its options (:class:`Option`: name, default, parser, help); :func:`parse`
+returns their values and rejects keys that are neither an option of this task, an option of another plugin task
+(one ``--metadata`` serves every task of a run), a task-YAML metadata key, nor a model argument of a known backend.
+A typo such as ``normalisation`` is therefore an error that lists the keys the task accepts, never a silent default.
+
+Truth values are parsed the same way everywhere (:func:`flag`): true for ``true``/``1``/``yes``/``on``, false for
+``false``/``0``/``no``/``off``, in any case; anything else is an error naming the option.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lm_eval_stereo.core.errors import OptionError
+
+TRUE = ("1", "true", "yes", "on")
+FALSE = ("0", "false", "no", "off")
+
+#: keys of a task YAML's ``metadata`` block that lm_eval itself uses
+YAML_METADATA = ("version", "config_source", "num_fewshot", "pretrained_model_name_or_path")
+
+#: model arguments of lm_eval 0.4.13's backends that are not parameters of HFLM (vllm, API models) and common
+#: ``from_pretrained`` keyword arguments HFLM passes through
+OTHER_MODEL_ARGUMENTS = (
+    "attn_implementation", "base_url", "bnb_4bit_compute_dtype", "bnb_4bit_quant_type", "cache_dir", "data_parallel_size",
+    "device_map", "enforce_eager", "eos_string", "gpu_memory_utilization", "header", "headers", "load_in_4bit",
+    "load_in_8bit", "local_files_only", "lora_local_path", "low_cpu_mem_usage", "max_gen_toks", "max_model_len",
+    "max_retries", "model", "num_concurrent", "quantization", "quantization_config", "seed", "swap_space",
+    "tensor_parallel_size", "timeout", "token", "tokenized_requests", "tokenizer_backend", "tokenizer_mode",
+    "torch_dtype", "use_auth_token", "verify_certificate",
+)  # fmt: skip
+
+
+def flag(value: Any, name: str = "option") -> bool:
+    """A truth value from JSON (true/false), a number 0/1 or a string (true/false, 1/0, yes/no, on/off)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in TRUE:
+        return True
+    if text in FALSE:
+        return False
+    raise OptionError(f"option {name!r} must be true or false (also 1/0, yes/no, on/off), got {value!r}")
+
+
+def choice(*allowed: str) -> Callable[[Any, str], str]:
+    """A parser accepting one of ``allowed`` (case-insensitive)."""
+
+    def parse(value: Any, name: str) -> str:
+        text = str(value).strip().lower()
+        if text not in allowed:
+            raise OptionError(f"option {name!r} must be one of {', '.join(allowed)}, got {value!r}")
+        return text
+
+    return parse
+
+
+def integer(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not str(value).strip().lstrip("-").isdigit():
+        raise OptionError(f"option {name!r} must be an integer, got {value!r}")
+    return int(value)
+
+
+def text(value: Any, name: str) -> str | None:
+    """A string option; None and "" mean unset."""
+    return None if value is None or value == "" else str(value)
+
+
+def anything(value: Any, name: str) -> Any:
+    return value
+
+
+@dataclass(frozen=True)
+class Option:
+    """A task option: its key in ``--metadata``, default, parser ``(value, name) -> parsed`` and help text."""
+
+    name: str
+    default: Any
+    parse: Callable[[Any, str], Any]
+    help: str
+
+    def value(self, given: Mapping[str, Any]) -> Any:
+        if self.name not in given or given[self.name] is None:
+            return self.default
+        return self.parse(given[self.name], self.name)
+
+
+#: every option of every plugin task, by name (filled by :func:`declare` as the task modules are imported)
+_ALL_OPTIONS: dict[str, Option] = {}
+
+
+def declare(*options: Option) -> tuple[Option, ...]:
+    """Register the options of a task (so other tasks of the same run accept them) and return them."""
+    for option in options:
+        _ALL_OPTIONS.setdefault(option.name, option)
+    return options
+
+
+@functools.cache
+def all_options() -> frozenset[str]:
+    """Names of the options of every plugin task (imports every ``task*`` module of ``lm_eval_stereo.tasks``)."""
+    import importlib
+    import pkgutil
+
+    import lm_eval_stereo.tasks as tasks
+
+    for module in pkgutil.walk_packages(tasks.__path__, tasks.__name__ + "."):
+        if module.name.rsplit(".", 1)[-1].startswith("task"):
+            importlib.import_module(module.name)
+    return frozenset(_ALL_OPTIONS)
+
+
+@functools.cache
+def _model_arguments() -> frozenset[str]:
+    """Model-argument names: HFLM's constructor parameters, the plugin models' and :data:`OTHER_MODEL_ARGUMENTS`."""
+    import inspect
+
+    from lm_eval.models.huggingface import HFLM
+
+    from lm_eval_stereo.models.masked_lm import HFMaskedLM
+    from lm_eval_stereo.models.replay import ReplayLM
+
+    names = set(OTHER_MODEL_ARGUMENTS)
+    for cls in (HFLM, HFMaskedLM, ReplayLM):
+        names.update(inspect.signature(cls.__init__).parameters)
+    return frozenset(names - {"self", "kwargs", "args"})
+
+
+def parse(task: str, options: Sequence[Option], given: Mapping[str, Any]) -> dict[str, Any]:
+    """The values of ``options`` from ``given`` (model arguments + ``--metadata`` + YAML metadata of ``task``)."""
+    own = {option.name for option in options}
+    known = own | all_options() | set(YAML_METADATA) | _model_arguments()
+    unknown = sorted(key for key in given if key not in known)
+    if unknown:
+        raise OptionError(_unknown_message(task, unknown, options))
+    return {option.name: option.value(given) for option in options}
+
+
+def _unknown_message(task: str, unknown: Iterable[str], options: Sequence[Option]) -> str:
+    accepted = ", ".join(f"{o.name} (default {o.default!r})" for o in options) or "none"
+    parts = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, [o.name for o in options] or sorted(all_options()), n=1, cutoff=0.75)
+        parts.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return (
+        f"task {task}: unknown --metadata key {', '.join(parts)}; this task accepts: {accepted}. "
+        "Model arguments belong in --model_args."
+    )

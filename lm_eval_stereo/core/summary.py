@@ -1,0 +1,116 @@
+"""The one summary-task mechanism: every plugin task computes all its metrics once from its per-document items.
+
+lm_eval aggregates every metric separately, each from the list of values ``process_results`` returned for it. A
+corpus-level benchmark computes all its metrics from the same items, so a :class:`SummaryTask` returns the full item
+under its FIRST metric and only the item's key under the others (``--log_samples`` holds each item once). The first
+metric's aggregation computes every metric (:meth:`MetricSet.compute`, items sorted by key, so bootstrap resamples
+do not depend on request order or data-parallel ranks); the other aggregations look the result up by the items' keys.
+lm_eval runs the aggregations of a task in the order of the first document's metrics, so the first one runs first.
+
+A task YAML names its class (``class: !function lm_eval_stereo.tasks.<benchmark>.task.<Class>``) and repeats no
+metric: :class:`SummaryTask` answers lm_eval's public hooks ``process_results``, ``aggregation`` and
+``higher_is_better`` from the class's :class:`~lm_eval_stereo.core.metrics.MetricSet`, and parses the task's options
+(:mod:`lm_eval_stereo.core.options`) before the data is loaded.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from lm_eval.api.task import ConfigurableTask
+
+from lm_eval_stereo.core import options as task_options
+from lm_eval_stereo.core.metrics import MetricSet
+
+MAX_CACHED = 32
+
+
+class SharedSummary:
+    """Per-document values and aggregations for the metrics of ``metric_set``, all computed at once."""
+
+    def __init__(self, metric_set: MetricSet, key_field: str = "key") -> None:
+        self.metric_set = metric_set
+        self.metrics = metric_set.names
+        self.key_field = key_field
+        self._summaries: OrderedDict[tuple[str, ...], Mapping[str, Any]] = OrderedDict()
+
+    @property
+    def first(self) -> str:
+        return self.metrics[0]
+
+    def per_doc_values(self, item: dict[str, Any]) -> dict[str, Any]:
+        """The full item under the first metric, the item's key under all the others."""
+        key = item[self.key_field]
+        return {name: item if name == self.first else key for name in self.metrics}
+
+    def summary(self, values: list[Any]) -> Mapping[str, Any]:
+        """The summary for these values: computed from items, or found by the items' keys."""
+        if values and isinstance(values[0], dict):
+            items = sorted(values, key=lambda item: str(item[self.key_field]))
+            key = tuple(str(item[self.key_field]) for item in items)
+            self._summaries[key] = self.metric_set.compute(items)
+            while len(self._summaries) > MAX_CACHED:
+                self._summaries.popitem(last=False)
+            return self._summaries[key]
+        key = tuple(sorted(str(value) for value in values))
+        if key not in self._summaries:
+            raise RuntimeError(
+                f"{self.metric_set.label}: metrics of these {len(values)} documents were not computed; the "
+                f"aggregation of {self.first!r}, which receives the per-document items, must run first"
+            )
+        return self._summaries[key]
+
+    def aggregation(self, name: str) -> Callable[[list[Any]], Any]:
+        """The aggregation function of metric ``name``."""
+
+        def aggregate(values: list[Any]) -> Any:
+            return self.summary(values)[name]
+
+        aggregate.__name__ = aggregate.__qualname__ = f"agg_{name}"
+        aggregate.__doc__ = f"Aggregation of ``{name}`` ({self.metric_set.label})."
+        return aggregate
+
+
+class SummaryTask(ConfigurableTask):
+    """A YAML task (minus ``class``) whose metrics are the :class:`MetricSet` of :meth:`metric_set`.
+
+    Subclasses set :attr:`METRICS` (or override :meth:`metric_set`), :attr:`OPTIONS` and implement :meth:`item`.
+    The YAML's ``custom_dataset`` receives the model arguments, the parsed options and ``dataset_kwargs``.
+    """
+
+    METRICS: ClassVar[MetricSet | None] = None
+    OPTIONS: ClassVar[Sequence[task_options.Option]] = ()
+    KEY_FIELD: ClassVar[str] = "key"
+
+    def __init__(self, config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        config = {key: value for key, value in (config or {}).items() if key != "class"}
+        self.options = task_options.parse(str(config.get("task")), self.OPTIONS, config.get("metadata") or {})
+        super().__init__(config=config, **kwargs)
+        self._shared = SharedSummary(self.metric_set(), self.KEY_FIELD)
+
+    def metric_set(self) -> MetricSet:
+        """The metrics of this task."""
+        if self.METRICS is None:
+            raise NotImplementedError(f"{type(self).__name__} declares no METRICS")
+        return self.METRICS
+
+    def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+        """The per-document item (with a unique :attr:`KEY_FIELD`) from the document and its responses."""
+        raise NotImplementedError
+
+    def download(self, dataset_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        """``custom_dataset(**metadata, **parsed options, **dataset_kwargs)`` (lm_eval's own download, without its
+        generic warning about ``--metadata``, which the plugin's option parser replaces)."""
+        metadata = {**(self.config.metadata or {}), **self.options}
+        self.dataset = self.config.custom_dataset(**metadata, **(dataset_kwargs or {}))
+
+    def process_results(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+        return self._shared.per_doc_values(self.item(doc, results))
+
+    def aggregation(self) -> dict[str, Callable[[list[Any]], Any]]:
+        return {name: self._shared.aggregation(name) for name in self._shared.metrics}
+
+    def higher_is_better(self) -> dict[str, bool | None]:
+        return self._shared.metric_set.higher_is_better()

@@ -1,1 +1,0 @@
-"""Converters from upstream source files to ``datasets.Dataset`` objects, one module per benchmark."""

@@ -1,1 +1,0 @@
-"""Pure metric code: functions over per-item scores, importable without lm_eval or a model."""

@@ -1,0 +1,44 @@
+"""Custom request types for masked-LM tasks (``masked_span``, ``next_sentence``) and the task class that makes them.
+
+lm-eval 0.4.13 runs every request type by calling ``getattr(lm, request_type)(instances)``, so a task may emit request
+types that only ``--model hf-mlm`` (:class:`lm_eval_stereo.models.masked_lm.HFMaskedLM`) serves:
+
+- ``masked_span``: arguments ``(left, span, right, mode)``, mode ``"l2r"``, ``"all"`` or ``"l2r_single"``;
+  response ``list[float]``, the natural-log probability of each sub-token of ``span``.
+- ``next_sentence``: arguments ``(first, second)``; response ``float``, natural log P(IsNext).
+- ``loglikelihood`` / ``loglikelihood_rolling`` work too (pseudo-log-likelihoods with ``hf-mlm``).
+
+A :class:`MaskedLMTask` subclass implements :meth:`MaskedLMTask.doc_to_requests` (doc → ``[(request_type,
+arguments), ...]``); ``item`` receives the responses in that order. Other lm_eval models (e.g. ``--model hf``) get a
+method per request type that stops the run with a message naming ``--model hf-mlm``
+(:func:`lm_eval_stereo._autoload.patch_language_model`, the plugin's one place that patches lm_eval).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lm_eval.api.instance import Instance
+
+from lm_eval_stereo.core.summary import SummaryTask
+
+#: ``masked_span`` modes, see :mod:`lm_eval_stereo.models.masked_lm`
+SPAN_MODES = ("l2r_single", "l2r", "all")
+
+Requests = list[tuple[str, tuple[Any, ...]]]
+
+
+class MaskedLMTask(SummaryTask):
+    """A plugin task whose documents each make a list of (request_type, arguments) requests."""
+
+    def doc_to_requests(self, doc: dict[str, Any]) -> Requests:
+        """The (request_type, arguments) pairs of one document."""
+        raise NotImplementedError
+
+    def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
+        kwargs.pop("apply_chat_template", None)
+        kwargs.pop("chat_template", None)
+        return [
+            Instance(request_type=request_type, doc=doc, arguments=tuple(arguments), idx=i, **kwargs)
+            for i, (request_type, arguments) in enumerate(self.doc_to_requests(doc))
+        ]
