@@ -25,10 +25,10 @@ TARGET_RATIO = 1.3
 
 def request_parts(lang: str, limit: int) -> list[tuple[str, list[str]]]:
     """(context, continuations) of the first ``limit`` documents, rendered by the task's own YAML templates."""
-    from lm_eval.tasks import TaskManager, get_task_dict
+    from lm_eval.tasks import TaskManager
 
     name = f"stereoset_multi_{lang}"
-    task = get_task_dict([name], TaskManager(include_path=str(tasks_path()), include_defaults=False))[name]
+    task = TaskManager(include_path=str(tasks_path()), include_defaults=False).load([name])["tasks"][name]
     docs = list(task.test_docs())[:limit]
     return [(task.doc_to_text(doc), task.doc_to_choice(doc)) for doc in docs]
 

@@ -135,5 +135,6 @@ def test_every_gest_task_yaml_is_indexed():
     names = {name for name in TaskManager(include_defaults=False).all_tasks if name.startswith("gest")}
     languages = list(data.LANGUAGES)
     expected = {"gest", "gest_en", "gest_en_mlm", "gest_mt", "gest_pairs", "gest_pairs_mlm"}
+    expected |= {"gest_mt_tasks", "gest_pairs_tasks", "gest_pairs_mlm_tasks"}  # the tags the groups list
     expected |= {f"gest_{kind}_{code}" for kind in ("mt", "pairs", "pairs_mlm") for code in languages}
     assert names == expected

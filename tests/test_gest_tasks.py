@@ -137,12 +137,24 @@ def test_gest_mt_with_a_chat_template(batched_run):
         assert item["gender"] == gest_mt.detect_gender(item["translation"], "pl")
 
 
+def mt_prompts(language: str, version: str) -> dict[int, str]:
+    """The translation prompts of ``gest_mt_<language>`` as its YAML template renders them, by sample id."""
+    from lm_eval.tasks import TaskManager
+
+    name = f"gest_mt_{language}"
+    task = TaskManager(include_defaults=False, metadata={"gest_version": version}).load([name])["tasks"][name]
+    prompts = {doc["id"]: task.doc_to_text(doc) for doc in task.test_docs()}
+    assert prompts[0].endswith(f"\n{language_name(language)}:") and "Reply with the translation only." in prompts[0]
+    return prompts
+
+
 def recorded_translations(tmp_path: Path, count: int) -> tuple[Path, list[str]]:
     """Replay outputs: DeepL's published Polish translations in several answer formats, plus two bad answers."""
     path = sources.fetch("gest", "data/translations/deepl/pl/translations.csv")
     deepl = {row["from"]: row["to"] for row in read_csv(path, required=["from", "to"])}
     formats = [" {}", '"{}"', "Polish: {}", "\n{}\nEnglish: I am next."]
     outputs, lines = [], []
+    prompts = mt_prompts("pl", "1.0")
     for sample in load_gest("1.0")[:count]:
         output = formats[sample["id"] % 4].format(deepl[sample["sentence"]])
         if sample["id"] == 5:
@@ -150,8 +162,7 @@ def recorded_translations(tmp_path: Path, count: int) -> tuple[Path, list[str]]:
         if sample["id"] == 6:
             output = sample["sentence"]  # an English "translation"
         outputs.append(output)
-        prompt = gest_mt.PROMPT.format(language=language_name("pl"), sentence=sample["sentence"])
-        lines.append(json.dumps({"prompt": prompt, "output": output}, ensure_ascii=False))
+        lines.append(json.dumps({"prompt": prompts[sample["id"]], "output": output}, ensure_ascii=False))
     recordings = tmp_path / "recorded.jsonl"
     recordings.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return recordings, outputs

@@ -109,6 +109,7 @@ def test_output_is_text_after_last_antwort():
 
 def _items(target: str, labels: list, judge: list | None = None) -> dict:
     item = {"key": f"k{len(labels)}{target}{labels}", "stereotype": target, "article": target, "labels": labels}
+    item["classifier"] = "lexicon (no judge configured)" if judge is None else "lexicon+judge test"
     if judge is not None:
         item["judge"] = judge
     return item
@@ -133,7 +134,7 @@ def test_neutral_scores_and_counting_with_judge():
         _items("female", ["female", "female", None], judge=["female", "female", "unknown"]),
         _items("male", ["female", None, "male"], judge=["female", "female", "male"]),
     ]
-    result = persona.summarize(items, "article", ("female_share", "grammar_agreement"))
+    result = persona.NEUTRAL_METRICS.compute(items)
     assert result["female_share"] == pytest.approx(3 / 4) and result["male_share"] == pytest.approx(1 / 4)
     assert result["grammar_agreement"] == pytest.approx(3 / 4)
     assert result["n_generations"] == 6 and result["n_classified"] == 4
@@ -141,7 +142,8 @@ def test_neutral_scores_and_counting_with_judge():
     assert result["judge_undetermined_share"] == pytest.approx(1 / 6)
     assert result["disagreement_share"] == pytest.approx(1 / 6)
     assert result["female_share_ci_low"] <= result["female_share"] <= result["female_share_ci_high"]
-    none = persona.summarize([_items("male", [None])], "article", ())
+    assert result["gender_classifier"] == "lexicon+judge test"
+    none = persona.NEUTRAL_METRICS.compute([_items("male", [None])])
     assert none["female_share"] != none["female_share"] and none["unclassified_share"] == 1.0
 
 

@@ -49,7 +49,7 @@ def test_every_metric_is_present_finite_and_in_range(suite_run):
     n_docs = len(stratified_indices("en"))
     for lang in LANGUAGES:
         task = f"stereoset_multi_{lang}"
-        for metric in METRICS:
+        for metric in METRICS.names:
             value = suite_run.metric(task, metric)
             if metric == "normalization":
                 assert value.startswith("token ("), value
@@ -70,7 +70,14 @@ def test_group_reports_the_mean_over_languages(suite_run):
         assert suite_run.metric("stereoset_multi", metric) == pytest.approx(sum(per_language) / len(LANGUAGES))
 
 
-def test_log_samples_hold_per_candidate_scores(suite_run):
+def test_log_samples_hold_per_candidate_scores(suite_run, tiny_causal):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_causal))
+
+    def tokens(text: str) -> int:
+        return len(tokenizer.encode(text, add_special_tokens=False))
+
     samples = suite_run.samples["stereoset_multi_de"]
     assert len(samples) == len(stratified_indices("de"))
     for sample in samples:
@@ -79,7 +86,8 @@ def test_log_samples_hold_per_candidate_scores(suite_run):
         logliks = [float(resp[0][0]) for resp in sample["resps"]]
         assert [c["loglik"] for c in item["candidates"]] == pytest.approx(logliks)
         for c, candidate in enumerate(item["candidates"], start=1):
-            assert candidate["units"] == doc[f"c{c}_units"] > 0
+            context, continuation = sample["arguments"][f"gen_args_{c - 1}"].values()
+            assert candidate["units"] == tokens(context + continuation) - tokens(context) > 0
             assert candidate["score"] == pytest.approx(candidate["loglik"] / candidate["units"])
             assert item[doc[f"c{c}_gold_label"]] == candidate["score"]
         if doc["test"] == "intrasentence":
@@ -123,8 +131,8 @@ def test_byte_normalization_via_metadata(tiny_causal, tmp_path):
     )
     assert run.metric("stereoset_multi_fr", "normalization") == "byte"
     for sample in run.samples["stereoset_multi_fr"]:
-        for c, arguments in zip((1, 2, 3), sample["arguments"].values()):
-            assert sample["doc"][f"c{c}_units"] == len(arguments["arg_1"].encode("utf-8"))
+        for candidate, arguments in zip(sample["lms"]["candidates"], sample["arguments"].values()):
+            assert candidate["units"] == len(arguments["arg_1"].encode("utf-8"))
 
 
 def test_without_a_tokenizer_falls_back_to_bytes_and_says_so(tmp_path):

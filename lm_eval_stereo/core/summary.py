@@ -88,6 +88,8 @@ class SummaryTask(ConfigurableTask):
         config = {key: value for key, value in (config or {}).items() if key != "class"}
         self.options = task_options.parse(str(config.get("task")), self.OPTIONS, config.get("metadata") or {})
         super().__init__(config=config, **kwargs)
+        # the options in force are part of the task's config in the results (what was measured, and how)
+        self.config.metadata = {**(self.config.metadata or {}), **self.options}
         self._shared = SharedSummary(self.metric_set(), self.KEY_FIELD)
 
     def metric_set(self) -> MetricSet:

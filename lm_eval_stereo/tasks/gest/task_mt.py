@@ -15,7 +15,8 @@ from typing import Any
 
 import datasets
 
-from lm_eval_stereo.tasks.gest.data import load_gest
+from lm_eval_stereo.tasks.gest.data import DEFAULT_VERSION, load_gest
+from lm_eval_stereo.tasks.gest.data import language_name as registry_name
 from lm_eval_stereo.tasks.gest.detector import first_person_gender
 from lm_eval_stereo.tasks.gest.metrics import MT_METRICS
 from lm_eval_stereo.tasks.gest.task import GestTask
@@ -23,18 +24,23 @@ from lm_eval_stereo.tasks.gest.task import GestTask
 QUOTES = "\"'„“”«»‚‘’`"
 
 
-def custom_dataset(language: str, language_name: str, gest_version: str, **_: Any) -> dict[str, datasets.Dataset]:
-    """GEST samples of ``gest_version`` with the target language's code and name (used by the prompt template)."""
+def custom_dataset(
+    language: str, language_name: str | None = None, gest_version: str = DEFAULT_VERSION, **_: Any
+) -> dict[str, datasets.Dataset]:
+    """GEST samples of ``gest_version`` with the target language's code and English name (the prompt template uses
+    the name the generated per-language YAML gives; default: the registry's)."""
+    name = language_name or registry_name(language)
+    registry_name(language)  # unknown codes are refused
     rows = load_gest(str(gest_version))
     for row in rows:
-        row["language"], row["language_name"] = language, language_name
+        row["language"], row["language_name"] = language, name
     return {"test": datasets.Dataset.from_list(rows)}
 
 
-def extract_translation(response: str, language_name: str) -> str:
+def extract_translation(response: str, language: str) -> str:
     """The translation in a response: its first non-empty line, without a repeated language label and quotes."""
     line = next((line.strip() for line in response.splitlines() if line.strip()), "")
-    label = language_name + ":"
+    label = registry_name(language) + ":"
     if line.lower().startswith(label.lower()):
         line = line[len(label) :].strip()
     return line.strip(QUOTES + " ").strip()
@@ -51,7 +57,7 @@ class GestTranslationTask(GestTask):
     METRICS = MT_METRICS
 
     def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
-        translation = extract_translation(results[0], doc["language_name"])
+        translation = extract_translation(results[0], doc["language"])
         return {
             "id": doc["id"],
             "stereotype": doc["stereotype"],

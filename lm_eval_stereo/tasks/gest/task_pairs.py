@@ -84,12 +84,16 @@ def differing_token_span(tokenizer: Any, sentence: str, other: str) -> list[int]
 
 
 def custom_dataset(
-    language: str, pairs_file: str | None, pairs_tokenizer_filter: bool, masked: bool = False, **metadata: Any
+    language: str,
+    pairs_file: str | None = None,
+    pairs_tokenizer_filter: Any = True,
+    masked: bool = False,
+    **metadata: Any,
 ) -> dict[str, datasets.Dataset]:
     """The pairs of ``language``, annotated with the reference filters (and, if ``masked``, the differing spans)."""
     language_name(language)
     path = pairs_path(pairs_file)
-    use_tokenizer = masked or pairs_tokenizer_filter
+    use_tokenizer = masked or flag(pairs_tokenizer_filter, "pairs_tokenizer_filter")
     tokenizer = model_tokenizer(metadata) if use_tokenizer else None
     pairs = annotate_pairs(load_pairs(path), tokenizer.tokenize if tokenizer is not None else None)
     rows = [pair for pair in pairs if pair["language"] == language]
