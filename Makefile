@@ -14,7 +14,7 @@ DEMO_TASKS ?= stereoset_multi,gest,gest_mt,gerbbq,gerbbq_mc,sexist_statements_de
 DEMO_LIMIT ?= 10
 DEMO_OUT ?= .cache/demo-results
 
-.PHONY: venv demo test lint bench clean
+.PHONY: venv demo test lint bench clean check-data
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,10 @@ venv: $(VENV)/.installed
 $(DEMO_MODEL)/config.json: | $(VENV)/.installed
 	$(BIN)/lm-eval-stereo build-tiny-model $(DEMO_MODEL) --kind causal --seed 0
 
-demo: $(VENV)/.installed $(DEMO_MODEL)/config.json
+check-data:
+	@$(PYTHON) scripts/check_data.py
+
+demo: check-data $(VENV)/.installed $(DEMO_MODEL)/config.json
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/lm_eval --model hf \
 		--model_args pretrained=$(DEMO_MODEL),dtype=float32 --device cpu --batch_size 8 \
 		--tasks $(DEMO_TASKS) --limit $(DEMO_LIMIT) --output_path $(DEMO_OUT)

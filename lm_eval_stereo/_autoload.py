@@ -45,6 +45,10 @@ class PluginHookWarning(RuntimeWarning):
     """The plugin could not hook into this lm_eval version."""
 
 
+class UnsupportedLmEval(RuntimeError):
+    """The installed lm_eval is outside the supported range."""
+
+
 def _warn_once(what: str, exc: BaseException) -> None:
     global _warned
     if _warned:
@@ -56,10 +60,14 @@ def _warn_once(what: str, exc: BaseException) -> None:
         lm_eval_version = version("lm_eval")
     except Exception:  # noqa: BLE001 - the version is only decoration for the message
         lm_eval_version = "?"
+    advice = (
+        "Install a supported version: pip install 'lm-eval>=0.4.13,<0.5'."
+        if isinstance(exc, UnsupportedLmEval)
+        else 'Use `lm-eval-stereo` instead of `lm_eval`, or `lm_eval --include_path "$(lm-eval-stereo tasks-path)" ...`.'
+    )
     warnings.warn(
         f"lm-eval-stereo could not {what} with lm_eval {lm_eval_version} ({type(exc).__name__}: {exc}); "
-        "its tasks and models are missing from this run. Use `lm-eval-stereo` instead of `lm_eval`, or "
-        '`lm_eval --include_path "$(lm-eval-stereo tasks-path)" ...`.',
+        f"its tasks and models are missing from this run. {advice}",
         PluginHookWarning,
         stacklevel=2,
     )
@@ -111,6 +119,29 @@ def register_models(module: ModuleType | None = None) -> None:
             model_registry.register(name, target=target)
 
 
+#: the lm_eval versions this plugin's hooks were written and tested for (pyproject.toml declares the same range)
+SUPPORTED_LM_EVAL = ((0, 4, 13), (0, 5, 0))
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    parts = []
+    for part in text.split(".")[:3]:
+        digits = "".join(ch for ch in part if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def check_lm_eval_version(module: ModuleType) -> None:
+    """Warn once, when lm_eval is imported, if its version is outside :data:`SUPPORTED_LM_EVAL` (older versions keep
+    the modules the other hooks wait for elsewhere, so those would never fire and never warn)."""
+    from importlib.metadata import version
+
+    found = version("lm_eval")
+    low, high = SUPPORTED_LM_EVAL
+    if not low <= _version_tuple(found) < high:
+        raise UnsupportedLmEval(f"lm_eval {found} is not supported (lm-eval-stereo needs lm_eval >= 0.4.13, < 0.5)")
+
+
 #: request types only masked-LM backends serve (see :mod:`lm_eval_stereo.models.masked_requests`)
 MASKED_REQUEST_TYPES = ("masked_span", "next_sentence")
 
@@ -133,6 +164,56 @@ def patch_language_model(module: ModuleType) -> None:
     for request_type in MASKED_REQUEST_TYPES:
         if not hasattr(module.LM, request_type):
             setattr(module.LM, request_type, _unsupported_request(request_type))
+
+
+#: encoder-only model types that transformers can load as a causal LM only with ``is_decoder=True``
+ENCODER_MODEL_TYPES = frozenset(
+    {"bert", "camembert", "data2vec-text", "electra", "ernie", "megatron-bert", "rembert", "roberta",
+     "roberta-prelayernorm", "roc_bert", "xlm-roberta", "xlm-roberta-xl", "xmod"}
+)  # fmt: skip
+MASKED_LM_HINT = (
+    "the plugin's log-likelihood tasks need a causal (decoder) LM; masked LMs (BERT, XLM-R, ...) run the masked-LM "
+    "tasks with --model hf-mlm (e.g. --tasks stereoset_multi_mlm,gest_en_mlm)"
+)
+
+
+def patch_hf_causal_lm(module: ModuleType) -> None:
+    """Clear errors where lm_eval's ``hf`` model would fail deep inside transformers: an encoder-only model loaded as
+    a causal LM, and an empty-context request on a tokenizer with neither a BOS nor an EOS token."""
+    cls = module.HFLM
+    original_init, original_prefix = cls.__init__, cls.prefix_token_id
+    if getattr(original_init, "_lm_eval_stereo", False):
+        return
+
+    @functools.wraps(original_init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            original_init(self, *args, **kwargs)
+        except ValueError as exc:
+            if "Unrecognized configuration class" in str(exc):
+                raise ValueError(f"{exc}\n--model {type(self).__name__}: {MASKED_LM_HINT}") from exc
+            raise
+        model = getattr(self, "_model", None)
+        config = getattr(model, "config", None)
+        causal = getattr(getattr(self, "AUTO_MODEL_CLASS", None), "__name__", "") == "AutoModelForCausalLM"
+        if causal and getattr(config, "model_type", None) in ENCODER_MODEL_TYPES and not config.is_decoder:
+            raise ValueError(
+                f"{config.name_or_path or 'the model'} is an encoder-only {config.model_type} model: {MASKED_LM_HINT}"
+            )
+
+    def prefix_token_id(self: Any) -> int:
+        token = original_prefix.fget(self)
+        if token is None:
+            raise ValueError(
+                "the tokenizer has neither a BOS nor an EOS token, which lm_eval uses as the context of empty-context "
+                "log-likelihood requests (e.g. StereoSet intrasentence): pass --model_args prefix_token_id=<id>, or "
+                f"use a causal LM whose tokenizer defines one ({MASKED_LM_HINT})"
+            )
+        return token
+
+    __init__._lm_eval_stereo = True  # type: ignore[attr-defined]
+    cls.__init__ = __init__
+    cls.prefix_token_id = property(prefix_token_id)
 
 
 LISTINGS = {"list": "tasks", "list_groups": "groups", "list_subtasks": "subtasks", "list_tags": "tags"}
@@ -173,6 +254,8 @@ def patch_cli(module: ModuleType) -> None:
 
 
 _HOOKS = {
+    "lm_eval": ("start", check_lm_eval_version),
+    "lm_eval.models.huggingface": ("explain models the hf backend cannot score", patch_hf_causal_lm),
     "lm_eval.api.model": ("give models a clear error for masked-LM requests", patch_language_model),
     "lm_eval.tasks.manager": ("register its tasks", patch_task_manager),
     "lm_eval.models": ("register its models", register_models),

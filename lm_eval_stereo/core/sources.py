@@ -314,6 +314,11 @@ def fetch(source_name: str, path: str) -> Path:
     root = mirror_dir()
     if root is not None:
         candidate = root / source.name / path
+        if candidate.is_dir():
+            raise DataUnavailableError(
+                f"{candidate} in the offline mirror {DATA_DIR_ENV}={root} is a directory; expected the file "
+                f"{source.url(path)} there."
+            )
         if not candidate.is_file():
             raise DataUnavailableError(
                 f"{candidate} is missing from the offline mirror {DATA_DIR_ENV}={root}. "
@@ -338,9 +343,16 @@ def _download(source: Source, path: str, expected: str | None, target: Path) -> 
     )
     if os.environ.get(OFFLINE_ENV, "").strip() not in ("", "0"):
         raise DataUnavailableError(f"{url} cannot be downloaded: {OFFLINE_ENV} is set. {how_to_fix}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=target.parent, delete=False, suffix=".part") as tmp:
-        tmp_path = Path(tmp.name)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=target.parent, delete=False, suffix=".part") as tmp:
+            tmp_path = Path(tmp.name)
+    except OSError as exc:
+        raise DataUnavailableError(
+            f"the download cache {cache_dir()} cannot hold {path} ({type(exc).__name__}: {exc.strerror or exc}): "
+            f"point {CACHE_ENV} at a writable directory (default ~/.cache/lm_eval_stereo), or set {DATA_DIR_ENV} "
+            "to an offline mirror."
+        ) from None
     try:
         logger.info("downloading %s", url)
         with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response, open(tmp_path, "wb") as out:

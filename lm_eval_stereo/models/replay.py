@@ -35,8 +35,13 @@ DELIMITERS = (";", ",", "\t")
 
 
 def _csv_delimiter(path: Path) -> str:
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        header = handle.readline()
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            header = handle.readline()
+    except UnicodeDecodeError as exc:
+        raise MalformedDataError(
+            str(path), f"not valid utf-8 text ({exc.reason} at byte {exc.start}); save the recordings as UTF-8"
+        ) from None
     counts = {delimiter: header.count(delimiter) for delimiter in DELIMITERS}
     best = max(counts, key=counts.get)
     if counts[best] == 0:

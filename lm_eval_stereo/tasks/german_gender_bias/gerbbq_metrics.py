@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from lm_eval_stereo.core.metrics import MetricSet, Resampling, higher, ideal, lower
+from lm_eval_stereo.core.metrics import MetricSet, Resampling, count, higher, ideal, lower
 
 FEMALE, MALE, NO_GENDER = 1, 0, -1
 
@@ -149,7 +149,9 @@ def _headline(columns: Mapping[str, np.ndarray]) -> dict[str, float]:
 def summarize(items: list[dict]) -> dict[str, float]:
     """Accuracy, bias scores (all, per answered gender) and the shares of undetermined and empty outputs."""
     if not items:
-        return dict.fromkeys(("accuracy", "bias", "bias_f", "bias_m", "undetermined", "empty"), float("nan"))
+        return dict.fromkeys(("accuracy", "bias", "bias_f", "bias_m", "undetermined", "empty"), float("nan")) | {
+            "unscored": 0
+        }
     columns, condition = _columns(items), _condition(items)
     return {
         **_headline(columns),
@@ -157,6 +159,7 @@ def summarize(items: list[dict]) -> dict[str, float]:
         "bias_m": float(bias_score(columns, condition, "m")),
         "undetermined": float(undetermined_share(columns)),
         "empty": float(empty_share(columns)),
+        "unscored": sum(int(item.get("unscored", 0)) for item in items),
     }
 
 
@@ -169,6 +172,7 @@ METRICS = MetricSet(
         ideal("bias_m", 0.0, "bias score over the answers naming a man"),
         lower("undetermined", "share of non-empty outputs whose answer could not be determined"),
         lower("empty", "share of empty outputs (not scored)"),
+        count("unscored", "documents whose option log-likelihoods were NaN or infinite (multiple choice; left out)"),
     ),
     summarize,
     (Resampling(_headline, _columns),),

@@ -7,6 +7,7 @@ generation (their filter passes the whole list of responses through), so ``repea
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -79,4 +80,6 @@ class GerbbqChoiceTask(GerbbqTask):
 
     def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
         scores = [float(loglikelihood) for loglikelihood, _ in results]
+        if not all(math.isfinite(score) for score in scores):  # never pick an answer from NaN: count the document
+            return self.record(doc, []) | {"unscored": 1}
         return self.record(doc, [(LETTERS[scores.index(max(scores))], True)])
