@@ -216,6 +216,26 @@ def patch_hf_causal_lm(module: ModuleType) -> None:
     cls.prefix_token_id = property(prefix_token_id)
 
 
+def patch_stderr(module: ModuleType) -> None:
+    """Let an aggregation carry its own standard error: lm_eval asks ``stderr_for_metric(aggregation)`` for the
+    ``<metric>_stderr`` field and knows only its built-in aggregations ("N/A" otherwise). A plugin aggregation with a
+    ``bootstrap_stderr`` attribute (:meth:`lm_eval_stereo.core.summary.SharedSummary.aggregation`: the seeded
+    bootstrap standard error of a metric with a CI) answers for itself."""
+    original = module.stderr_for_metric
+    if getattr(original, "_lm_eval_stereo", False):
+        return
+
+    @functools.wraps(original)
+    def stderr_for_metric(metric: Any, bootstrap_iters: int) -> Any:
+        own = getattr(metric, "bootstrap_stderr", None)
+        if own is not None and bootstrap_iters > 0:
+            return own
+        return original(metric=metric, bootstrap_iters=bootstrap_iters)
+
+    stderr_for_metric._lm_eval_stereo = True  # type: ignore[attr-defined]
+    module.stderr_for_metric = stderr_for_metric
+
+
 LISTINGS = {"list": "tasks", "list_groups": "groups", "list_subtasks": "subtasks", "list_tags": "tags"}
 
 
@@ -235,8 +255,27 @@ def listing_argv(argv: list[str]) -> list[str] | None:
     return ["ls", what] + (["--include_path", options["--include_path"]] if "--include_path" in options else [])
 
 
+def check_output_path(path: str | None) -> None:
+    """Stop before any model is loaded when ``--output_path`` cannot be written (lm_eval itself only logs a warning
+    after the whole run and exits 0, losing the results)."""
+    if not path:
+        return
+    import tempfile
+    from pathlib import Path
+
+    folder = Path(path).expanduser()
+    folder = folder.parent if folder.suffix == ".json" else folder
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as exc:
+        raise SystemExit(
+            f"lm-eval-stereo: --output_path {path} is not a writable folder ({exc.strerror or exc})"
+        ) from None
+
+
 def patch_cli(module: ModuleType) -> None:
-    """Translate ``lm_eval --tasks list`` (removed in 0.4.13) to ``lm_eval ls tasks``."""
+    """Translate ``lm_eval --tasks list`` (removed in 0.4.13) to ``lm_eval ls tasks``; check ``--output_path``."""
     cls = module.HarnessCLI
     original = cls.parse_args
     if getattr(original, "_lm_eval_stereo", False):
@@ -247,13 +286,16 @@ def patch_cli(module: ModuleType) -> None:
         translated = listing_argv(sys.argv[1:])
         if translated is not None and "ls" in self._subparsers.choices:
             sys.argv[1:] = translated
-        return original(self, *args, **kwargs)
+        parsed = original(self, *args, **kwargs)
+        check_output_path(getattr(parsed, "output_path", None))
+        return parsed
 
     parse_args._lm_eval_stereo = True  # type: ignore[attr-defined]
     cls.parse_args = parse_args
 
 
 _HOOKS = {
+    "lm_eval.evaluator_utils": ("report its bootstrap standard errors", patch_stderr),
     "lm_eval": ("start", check_lm_eval_version),
     "lm_eval.models.huggingface": ("explain models the hf backend cannot score", patch_hf_causal_lm),
     "lm_eval.api.model": ("give models a clear error for masked-LM requests", patch_language_model),

@@ -116,3 +116,19 @@ def test_lm_eval_is_patched_only_by_the_autoload_module() -> None:
             patchers.append(path.relative_to(REPO).as_posix())
     assert patchers == ["lm_eval_stereo/_autoload.py"]
     assert not list((REPO / "lm_eval_stereo").rglob("validate_*.py"))  # development scripts live in scripts/
+
+
+def test_stderr_field_carries_the_seeded_bootstrap_standard_error(tiny_causal: Path, tmp_path: Path) -> None:
+    from lm_eval_stereo.tasks.german_gender_bias.gerbbq_metrics import METRICS as GERBBQ_METRICS
+
+    run = run_lm_eval(
+        ["--model", "hf", "--model_args", f"pretrained={tiny_causal},dtype=float32", "--device", "cpu",
+         "--tasks", "gerbbq_mc_dis", "--limit", "30", "--log_samples"],
+        tmp_path,
+    )  # fmt: skip
+    items = sorted((sample["accuracy"] for sample in run.samples["gerbbq_mc_dis"]), key=lambda item: item["key"])
+    expected = GERBBQ_METRICS.intervals(items)
+    for name in ("accuracy", "bias"):
+        assert run.metric("gerbbq_mc_dis", f"{name}_stderr") == pytest.approx(expected[f"{name}_stderr_boot"])
+        assert run.metric("gerbbq_mc_dis", f"{name}_stderr") > 0
+    assert run.metric("gerbbq_mc_dis", "bias_f_stderr") == "N/A"  # no interval declared, no standard error claimed

@@ -50,7 +50,9 @@ class SharedSummary:
         if values and isinstance(values[0], dict):
             items = sorted(values, key=lambda item: str(item[self.key_field]))
             key = tuple(str(item[self.key_field]) for item in items)
-            self._summaries[key] = self.metric_set.compute(items)
+            if key in self._summaries and self._summaries[key]["_items"] is values:  # the same call's stderr
+                return self._summaries[key]
+            self._summaries[key] = {**self.metric_set.compute(items), "_items": values}
             while len(self._summaries) > MAX_CACHED:
                 self._summaries.popitem(last=False)
             return self._summaries[key]
@@ -70,6 +72,12 @@ class SharedSummary:
 
         aggregate.__name__ = aggregate.__qualname__ = f"agg_{name}"
         aggregate.__doc__ = f"Aggregation of ``{name}`` ({self.metric_set.label})."
+        if name in {m.name for m in self.metric_set.metrics if m.ci}:
+
+            def bootstrap_stderr(values: list[Any]) -> float:
+                return self.summary(values)[f"{name}_stderr_boot"]
+
+            aggregate.bootstrap_stderr = bootstrap_stderr  # type: ignore[attr-defined]
         return aggregate
 
 

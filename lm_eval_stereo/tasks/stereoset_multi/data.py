@@ -70,6 +70,17 @@ def _convert_row(raw: dict[str, Any], *, test: str, lang: str, origin: str, row_
     return row
 
 
+def _require_unique_ids(rows: list[dict[str, Any]], origin: str) -> None:
+    """Item ids key the per-document results: a repeated id would silently merge two items."""
+    first: dict[str, int] = {}
+    for number, row in enumerate(rows, start=1):
+        if row["id"] in first:
+            raise MalformedDataError(
+                origin, f"duplicate id {row['id']!r} (first in row {first[row['id']]})", number, "id"
+            )
+        first[row["id"]] = number
+
+
 def load_rows(lang: str) -> list[dict[str, Any]]:
     """All intrasentence and intersentence rows of ``lang`` (en, de, fr, es, tr), validated."""
     if lang not in LANGUAGES:
@@ -77,12 +88,12 @@ def load_rows(lang: str) -> list[dict[str, Any]]:
     per_test = []
     for test in TESTS:
         raw_rows, origin = _raw_rows(test, lang)
-        per_test.append(
-            [
-                _convert_row(raw, test=test, lang=lang, origin=origin, row_number=number)
-                for number, raw in enumerate(raw_rows, start=1)
-            ]
-        )
+        rows = [
+            _convert_row(raw, test=test, lang=lang, origin=origin, row_number=number)
+            for number, raw in enumerate(raw_rows, start=1)
+        ]
+        _require_unique_ids(rows, origin)
+        per_test.append(rows)
     rows = [row for pair in zip(*per_test) for row in pair]
     shortest = min(len(part) for part in per_test)
     return rows + [row for part in per_test for row in part[shortest:]]

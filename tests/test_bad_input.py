@@ -1,0 +1,419 @@
+"""The bad-input and fault battery: every case ends in a counted metric or in an error that names the file, row and
+field, or the option; never in a silent wrong number. The README's reliability section lists these cases."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fixtures_mlm import tiny_bert  # noqa: F401  (session fixture)
+from lm_eval_runner import LmEvalRun, run_lm_eval, shared_data_dir
+
+from lm_eval_stereo.core import options, sources
+from lm_eval_stereo.core.errors import ChecksumError, DataError, DataUnavailableError, MalformedDataError, OptionError
+from lm_eval_stereo.core.readers import read_csv, read_jsonl
+from lm_eval_stereo.core.safe_pickle import load_dataframe
+from lm_eval_stereo.tasks.german_gender_bias import data as german_data
+from lm_eval_stereo.tasks.german_gender_bias import gerbbq_task, persona_task, sexist_statements_task
+from lm_eval_stereo.tasks.gest import data as gest_data
+from lm_eval_stereo.tasks.stereoset_multi import data as stereoset_data
+from lm_eval_stereo.tasks.stereoset_multi import task as stereoset_task
+from lm_eval_stereo.tasks.stereoset_multi import task_mlm as stereoset_mlm
+
+FIXTURES = Path(__file__).parent / "fixtures"
+INTRA = "create_dataset/data/intrasentence/df_intrasentence_en.jsonl"
+
+
+# ------------------------------------------------------------------------------------------------------- data
+
+
+@pytest.fixture
+def mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private copy of the StereoSet part of the offline mirror, in use for the test."""
+    root = tmp_path / "mirror"
+    shutil.copytree(shared_data_dir() / "stereoset-multi", root / "stereoset-multi")
+    monkeypatch.setenv(sources.DATA_DIR_ENV, str(root))
+    return root / "stereoset-multi"
+
+
+def test_truncated_file_is_refused_by_its_checksum(mirror: Path) -> None:
+    target = mirror / INTRA
+    target.chmod(0o644)
+    target.write_bytes(target.read_bytes()[:1000])
+    with pytest.raises(ChecksumError, match=r"checksum mismatch for .*df_intrasentence_en\.jsonl"):
+        stereoset_data.load_rows("en")
+
+
+def test_flipped_byte_is_refused_by_its_checksum(mirror: Path) -> None:
+    target = mirror / INTRA
+    target.chmod(0o644)
+    data = bytearray(target.read_bytes())
+    data[500] ^= 0x01
+    target.write_bytes(bytes(data))
+    with pytest.raises(ChecksumError, match="The file was not used"):
+        sources.fetch("stereoset-multi", INTRA)
+
+
+def test_missing_file_names_the_file_and_the_variable(mirror: Path) -> None:
+    (mirror / INTRA).unlink()
+    with pytest.raises(DataUnavailableError, match=r"df_intrasentence_en\.jsonl is missing .* LM_EVAL_STEREO_DATA_DIR"):
+        sources.fetch("stereoset-multi", INTRA)
+
+
+def test_directory_instead_of_a_file(mirror: Path) -> None:
+    (mirror / INTRA).unlink()
+    (mirror / INTRA).mkdir()
+    with pytest.raises(
+        DataUnavailableError, match=r"df_intrasentence_en\.jsonl in the offline mirror .* is a directory"
+    ):
+        sources.fetch("stereoset-multi", INTRA)
+
+
+def test_offline_without_a_mirror_says_how_to_get_the_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(sources.DATA_DIR_ENV)
+    monkeypatch.setenv(sources.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(sources.OFFLINE_ENV, "1")
+    with pytest.raises(DataUnavailableError, match="LM_EVAL_STEREO_OFFLINE is set. Set LM_EVAL_STEREO_DATA_DIR"):
+        sources.fetch("gest", "data/gest.csv")
+
+
+@pytest.mark.parametrize("where", ["a_file", "a_file/below"])
+def test_cache_that_is_no_folder_names_the_variable(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a_file").write_text("not a folder")
+    monkeypatch.delenv(sources.DATA_DIR_ENV)
+    monkeypatch.delenv(sources.OFFLINE_ENV, raising=False)
+    monkeypatch.setenv(sources.CACHE_ENV, str(tmp_path / where))
+    with pytest.raises(DataUnavailableError, match="point LM_EVAL_STEREO_CACHE at a writable directory"):
+        sources.fetch("gest", "data/gest.csv")
+
+
+def _write(path: Path, text: str, encoding: str = "utf-8") -> Path:
+    path.write_bytes(text.encode(encoding))
+    return path
+
+
+def test_csv_with_wrong_columns(tmp_path: Path) -> None:
+    file = _write(tmp_path / "x.csv", "a,b\n1,2\n")
+    with pytest.raises(MalformedDataError, match=r"x\.csv.*missing column\(s\) male"):
+        read_csv(file, required=["male", "a"])
+
+
+def test_empty_csv(tmp_path: Path) -> None:
+    file = _write(tmp_path / "empty.csv", "")
+    with pytest.raises(MalformedDataError, match=r"empty\.csv.*missing column\(s\) language"):
+        read_csv(file, required=["language"])
+
+
+def test_csv_row_with_extra_fields_names_the_record(tmp_path: Path) -> None:
+    file = _write(tmp_path / "x.csv", 'a,b\n"multi\nline",2\n1,2,3\n')
+    with pytest.raises(MalformedDataError, match=r"x\.csv, row 3: more fields than the header"):
+        read_csv(file, required=["a"])  # record 3, physical line 4
+
+
+def test_csv_row_with_missing_fields_names_the_field(tmp_path: Path) -> None:
+    file = _write(tmp_path / "x.csv", "a,b\n1\n")
+    with pytest.raises(MalformedDataError, match=r"x\.csv, row 2, field 'b': row has fewer fields"):
+        read_csv(file, required=["a", "b"])
+
+
+def test_csv_in_another_encoding(tmp_path: Path) -> None:
+    file = _write(tmp_path / "latin.csv", "a\nMädchen\n", encoding="latin-1")
+    with pytest.raises(MalformedDataError, match=r"latin\.csv: not valid utf-8 text .*save it as UTF-8"):
+        read_csv(file, required=["a"])
+
+
+def test_jsonl_in_another_encoding(tmp_path: Path) -> None:
+    file = _write(tmp_path / "latin.jsonl", '{"a": "Mädchen"}\n', encoding="latin-1")
+    with pytest.raises(MalformedDataError, match=r"latin\.jsonl: not valid utf-8 text"):
+        read_jsonl(file)
+
+
+def test_jsonl_with_a_broken_line(tmp_path: Path) -> None:
+    file = _write(tmp_path / "x.jsonl", '{"a": 1}\n{"a": \n')
+    with pytest.raises(MalformedDataError, match=r"x\.jsonl, row 2: invalid JSON"):
+        read_jsonl(file)
+
+
+def test_jsonl_line_that_is_no_object(tmp_path: Path) -> None:
+    file = _write(tmp_path / "x.jsonl", '{"a": 1}\n[1, 2]\n')
+    with pytest.raises(MalformedDataError, match=r"x\.jsonl, row 2: expected a JSON object, got list"):
+        read_jsonl(file)
+
+
+def test_pickle_with_a_payload_is_refused(tmp_path: Path) -> None:
+    class Payload:
+        def __reduce__(self):
+            return (os.system, ("echo owned",))
+
+    file = tmp_path / "evil.pkl"
+    file.write_bytes(pickle.dumps(Payload()))
+    with pytest.raises(DataError, match=r"evil\.pkl.*(refus|not allowed)"):
+        load_dataframe(file)
+
+
+def _stereoset_raw(**changes: str) -> dict:
+    raw = {"id": "x1", "target": "chess player", "bias_type": "race", "context": "The chess player was BLANK."}
+    for c, label in zip((1, 2, 3), ("stereotype", "anti-stereotype", "unrelated")):
+        raw |= {f"c{c}_id": f"c{c}", f"c{c}_gold_label": label, f"c{c}_sentence": f"s{c}", f"c{c}_word": f"w{c}"}
+    return raw | changes
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "problem"),
+    [
+        ({"bias_type": "age"}, "bias_type", "unknown bias type 'age'"),
+        ({"context": "The chess player was."}, "context", "intrasentence context has no BLANK"),
+        ({"c2_gold_label": "stereotype"}, "c1_gold_label", "gold labels must be one each of"),
+        ({"c3_sentence": " "}, "c3_sentence", "expected non-empty text"),
+    ],
+    ids=["unknown-bias-type", "no-BLANK", "wrong-gold-labels", "empty-sentence"],
+)
+def test_stereoset_row_errors_name_row_and_field(changes: dict, field: str, problem: str) -> None:
+    convert = stereoset_data._convert_row
+    with pytest.raises(MalformedDataError, match=rf"f\.pkl, row 7, field '{field}': {problem}"):
+        convert(_stereoset_raw(**changes), test="intrasentence", lang="en", origin="f.pkl", row_number=7)
+
+
+def test_duplicated_stereoset_ids() -> None:
+    rows = [stereoset_data._convert_row(_stereoset_raw(), test="intrasentence", lang="en", origin="f", row_number=n)
+            for n in (1, 2)]  # fmt: skip
+    with pytest.raises(MalformedDataError, match=r"f, row 2, field 'id': duplicate id 'x1' \(first in row 1\)"):
+        stereoset_data._require_unique_ids(rows, "f")
+
+
+def test_gest_stereotype_out_of_range(tmp_path: Path) -> None:
+    file = _write(tmp_path / "gest.csv", "sentence,stereotype\nI am strong.,17\n")
+    with pytest.raises(MalformedDataError, match=r"gest\.csv, row 2, field 'stereotype'"):
+        gest_data.load_gest(path=file)
+
+
+def test_gerbbq_bad_gender_names_the_field() -> None:
+    rows = read_csv(FIXTURES / "german" / "gerbbq_bad_gender.csv", delimiter=";")
+    with pytest.raises(MalformedDataError, match=r"gerbbq_bad_gender\.csv, row \d+, field 'Gender\d'"):
+        german_data.gerbbq_docs(rows, "gerbbq_bad_gender.csv")
+
+
+def test_gerbbq_missing_column_names_it() -> None:
+    with pytest.raises(MalformedDataError, match=r"gerbbq_missing_column\.csv.*missing column"):
+        german_data.read_german_csv(FIXTURES / "german" / "gerbbq_missing_column.csv", ("full_prompt", "Answer"))
+
+
+# ---------------------------------------------------------------------------------------------------- options
+
+
+@pytest.mark.parametrize(
+    ("task_options", "given", "message"),
+    [
+        (stereoset_task.OPTIONS, {"normalisation": "byte"}, "unknown --metadata key 'normalisation' (did you mean"),
+        (
+            stereoset_task.OPTIONS,
+            {"colour": "red"},
+            "unknown --metadata key 'colour'; this task accepts: normalization",
+        ),
+        (stereoset_task.OPTIONS, {"normalization": "words"}, "'normalization' must be one of token, byte, none"),
+        (stereoset_mlm.OPTIONS, {"span_mode": "left"}, "'span_mode' must be one of"),
+        (gerbbq_task.OPTIONS, {"exclude_undetermined": "maybe"}, "'exclude_undetermined' must be true or false"),
+        (persona_task.GenderPersonaTask.OPTIONS, {"cooccurrence_seed": "x"}, "'cooccurrence_seed' must be an integer"),
+        (persona_task.GenderPersonaTask.OPTIONS, {"persona_wording": "odd"}, "'persona_wording' must be one of"),
+    ],
+    ids=["typo", "unknown", "bad-choice", "bad-span-mode", "bad-flag", "bad-integer", "bad-wording"],
+)
+def test_bad_options_name_the_option(task_options, given: dict, message: str) -> None:
+    with pytest.raises(OptionError) as error:
+        options.parse("the_task", task_options, {"pretrained": "m", "version": 1.0, **given})
+    assert message in str(error.value)
+
+
+def test_options_of_other_tasks_and_model_arguments_are_accepted() -> None:
+    given = {"pretrained": "m", "dtype": "float32", "trust_remote_code": True, "span_mode": "all", "judge_model": "hf"}
+    assert options.parse("stereoset_multi_en", stereoset_task.OPTIONS, given) == {"normalization": "token"}
+
+
+# ----------------------------------------------------------------------------------------------- model faults
+
+
+def _nan_model(source: Path, target: Path, parameter: str) -> Path:
+    """A copy of a tiny model whose ``parameter`` is NaN, so every score it gives is NaN."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoModelForPreTraining, AutoTokenizer
+
+    loader = AutoModelForPreTraining if "bert" in parameter else AutoModelForCausalLM
+    model = loader.from_pretrained(source)
+    with torch.no_grad():
+        dict(model.named_parameters())[parameter].fill_(float("nan"))
+    model.save_pretrained(target)
+    AutoTokenizer.from_pretrained(source).save_pretrained(target)
+    return target
+
+
+@pytest.fixture(scope="module")
+def nan_causal_run(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> LmEvalRun:
+    model = _nan_model(tiny_causal, tmp_path_factory.mktemp("nan_causal"), "transformer.ln_f.weight")
+    args = ["--model", "hf", "--model_args", f"pretrained={model},dtype=float32", "--device", "cpu", "--limit", "4"]
+    return run_lm_eval([*args, "--tasks", "stereoset_multi_en,gerbbq_mc_amb,gest_en"], tmp_path_factory.mktemp("o"))
+
+
+@pytest.mark.parametrize("task", ["stereoset_multi_en", "gerbbq_mc_amb", "gest_en"])
+def test_nan_log_likelihoods_are_counted_not_scored(nan_causal_run: LmEvalRun, task: str) -> None:
+    assert nan_causal_run.metric(task, "unscored") == 4
+    if task == "stereoset_multi_en":
+        assert nan_causal_run.metric(task, "count") == 0 and nan_causal_run.metric(task, "ties") == 0
+        assert "4 items have a NaN or infinite score and are left out" in nan_causal_run.stderr
+    if task == "gerbbq_mc_amb":
+        accuracy = nan_causal_run.metric(task, "accuracy")
+        assert accuracy != accuracy, "no answer may be picked from NaN scores"
+
+
+def test_nan_masked_lm_scores_are_counted(tiny_bert: Path, tmp_path: Path) -> None:  # noqa: F811
+    model = _nan_model(tiny_bert, tmp_path / "nan_bert", "cls.predictions.transform.LayerNorm.weight")
+    run = run_lm_eval(
+        ["--model", "hf-mlm", "--model_args", f"pretrained={model}", "--tasks", "gest_en_mlm", "--limit", "3"],
+        tmp_path / "out",
+    )
+    assert run.metric("gest_en_mlm", "unscored") == 3
+    assert run.metric("gest_en_mlm", "gs") != run.metric("gest_en_mlm", "gs")
+
+
+def test_encoder_only_model_on_hf_says_use_hf_mlm(tiny_bert: Path, tmp_path: Path) -> None:  # noqa: F811
+    args = ["--model", "hf", "--model_args", f"pretrained={tiny_bert}", "--tasks", "stereoset_multi_en", "--limit", "2"]
+    run = run_lm_eval(args, tmp_path, check=False)
+    assert run.returncode != 0
+    assert "is an encoder-only bert model" in run.stderr and "--model hf-mlm" in run.stderr
+
+
+def test_masked_task_on_a_causal_backend_says_use_hf_mlm(tiny_causal: Path, tmp_path: Path) -> None:
+    args = ["--model", "hf", "--model_args", f"pretrained={tiny_causal},dtype=float32", "--tasks", "gest_en_mlm"]
+    run = run_lm_eval([*args, "--limit", "2"], tmp_path, check=False)
+    assert run.returncode != 0
+    assert "make 'masked_span' requests (masked-LM scoring)" in run.stderr and "--model hf-mlm" in run.stderr
+
+
+def test_causal_model_on_hf_mlm_names_the_right_backend(tiny_causal: Path, tmp_path: Path) -> None:
+    args = ["--model", "hf-mlm", "--model_args", f"pretrained={tiny_causal}", "--tasks", "gest_en_mlm", "--limit", "2"]
+    run = run_lm_eval(args, tmp_path, check=False)
+    assert run.returncode != 0 and "has no masked-LM head class" in run.stderr and "use --model hf" in run.stderr
+
+
+def test_tokenizer_without_bos_or_eos_explains_the_empty_context() -> None:
+    from types import SimpleNamespace
+
+    import lm_eval.models.huggingface as hf
+
+    fake = SimpleNamespace(custom_prefix_token_id=None, tokenizer=SimpleNamespace(bos_token_id=None, eos_token_id=None))
+    with pytest.raises(ValueError, match="neither a BOS nor an EOS token.*prefix_token_id=<id>"):
+        hf.HFLM.prefix_token_id.fget(fake)
+
+
+def _recordings(tmp_path: Path, outputs: list[str]) -> Path:
+    docs = gerbbq_task.load_dataset("amb")["test"]
+    file = tmp_path / "recorded.csv"
+    with open(file, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["full_prompt", "output"])
+        writer.writerows([doc["full_prompt"], output] for doc, output in zip(docs, outputs))
+    return file
+
+
+def test_empty_and_foreign_language_generations_are_counted(tmp_path: Path) -> None:
+    outputs = ["", "", "The person who is good at math is unknown.", "C: " + "unbekannt"]
+    recordings = _recordings(tmp_path, outputs)
+    run = run_lm_eval(
+        ["--model", "replay", "--model_args", f"outputs={recordings}", "--tasks", "gerbbq_amb", "--limit", "4"],
+        tmp_path / "out",
+    )
+    assert run.metric("gerbbq_amb", "empty") == pytest.approx(2 / 4)
+    assert run.metric("gerbbq_amb", "undetermined") == pytest.approx(1 / 2)
+
+
+def test_recordings_in_another_encoding_name_the_file(tmp_path: Path) -> None:
+    from lm_eval_stereo.models.replay import ReplayLM
+
+    file = _write(tmp_path / "latin.csv", "full_prompt;output\nMädchen?;ja\n", encoding="latin-1")
+    with pytest.raises(MalformedDataError, match=r"latin\.csv: not valid utf-8 text .*save the recordings as UTF-8"):
+        ReplayLM(outputs=str(file))
+
+
+def test_sexist_statement_answers_outside_yes_no_are_undetermined() -> None:
+    assert sexist_statements_task.book_generation("Peut-être.") is None
+    assert sexist_statements_task.book_generation("") == "empty"
+
+
+# ---------------------------------------------------------------------------------------------------- runs
+
+
+def test_interrupted_run_resumes_from_its_cache(tiny_causal: Path, tmp_path: Path) -> None:
+    args = ["--model", "hf", "--model_args", f"pretrained={tiny_causal},dtype=float32", "--tasks", "gerbbq_mc_amb"]
+    args += ["--limit", "3", "--use_cache", str(tmp_path / "cache")]
+    first = run_lm_eval(args, tmp_path / "first")
+    assert list(tmp_path.glob("cache*")), "the cache holds the scored requests"
+    second = run_lm_eval(args, tmp_path / "second")
+    for name in ("accuracy", "bias", "unscored"):
+        assert second.metric("gerbbq_mc_amb", name) == first.metric("gerbbq_mc_amb", name)
+
+
+def test_limit_zero_is_refused_by_lm_eval_with_its_reason(tiny_causal: Path, tmp_path: Path) -> None:
+    args = ["--model", "hf", "--model_args", f"pretrained={tiny_causal},dtype=float32", "--tasks", "gerbbq_mc_amb"]
+    run = run_lm_eval([*args, "--limit", "0"], tmp_path, check=False)
+    assert run.returncode != 0 and "did not find any docs" in run.stderr
+
+
+def test_unwritable_output_folder_stops_before_the_run(tiny_causal: Path, tmp_path: Path) -> None:
+    (tmp_path / "a_file").write_text("")
+    command = [
+        str(Path(sys.executable).parent / "lm_eval"),
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={tiny_causal}",
+    ]
+    command += ["--tasks", "gerbbq_mc_amb", "--limit", "2", "--output_path", str(tmp_path / "a_file" / "out")]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert f"--output_path {tmp_path / 'a_file' / 'out'} is not a writable folder (Not a directory)" in proc.stderr
+    assert "Running loglikelihood requests" not in proc.stderr
+
+
+def test_unsupported_lm_eval_version_warns_once(tmp_path: Path) -> None:
+    fake = tmp_path / "fake"
+    (fake / "lm_eval").mkdir(parents=True)
+    (fake / "lm_eval" / "__init__.py").write_text("")
+    (fake / "lm_eval-0.4.11.dist-info").mkdir()
+    (fake / "lm_eval-0.4.11.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: lm_eval\nVersion: 0.4.11\n"
+    )
+    env = {**os.environ, "PYTHONPATH": f"{fake}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    proc = subprocess.run([sys.executable, "-c", "import lm_eval"], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0
+    assert proc.stderr.count("PluginHookWarning") == 1
+    assert "lm_eval 0.4.11 is not supported" in proc.stderr and "pip install 'lm-eval>=0.4.13,<0.5'" in proc.stderr
+
+
+def test_make_demo_checks_the_data_before_installing(tmp_path: Path) -> None:
+    script = Path(__file__).resolve().parents[1] / "scripts" / "check_data.py"
+    env = {**os.environ, "LM_EVAL_STEREO_DATA_DIR": str(tmp_path / "nowhere")}
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1
+    assert (
+        "lacks stereoset-multi, gest, german-gender-bias" in proc.stderr
+        and "<dir>/<source>/<upstream path>" in proc.stderr
+    )
+    ok = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert ok.returncode == 0
+
+
+def test_no_generic_metadata_warning_floods_a_suite_run(nan_causal_run: LmEvalRun) -> None:
+    assert "Custom kwargs can be passed to `--metadata`" not in nan_causal_run.stderr + nan_causal_run.stdout
+
+
+def test_results_json_records_the_options_in_force(nan_causal_run: LmEvalRun) -> None:
+    config = nan_causal_run.results["configs"]["stereoset_multi_en"]["metadata"]
+    assert config["normalization"] == "token" and json.dumps(config)
