@@ -1,10 +1,11 @@
 """The ``lm-eval-stereo`` console script.
 
 ``lm-eval-stereo tasks-path`` prints the installed task folder; ``lm-eval-stereo build-tiny-model DIR`` writes the
-seeded tiny models used by the demo and the tests; ``lm-eval-stereo report OUTPUT_PATH`` prints the headline metrics
-with their confidence intervals from an lm_eval results file or output folder; anything else is passed unchanged to lm_eval's own command line,
-with the plugin's tasks and models registered whatever ``LM_EVAL_STEREO_AUTOLOAD`` says. ``--tasks list`` (which
-lm_eval 0.4.13 replaced by ``lm_eval ls tasks``) works as before (see :mod:`lm_eval_stereo._autoload`).
+seeded tiny models used by the demo and the tests; ``lm-eval-stereo report PATH... [--html DIR] [--json FILE]
+[--all-runs]`` compares the headline metrics of the lm_eval runs below the paths across models (see
+:mod:`lm_eval_stereo.report`); anything else is passed unchanged to lm_eval's own command line, with the plugin's
+tasks and models registered whatever ``LM_EVAL_STEREO_AUTOLOAD`` says. ``--tasks list`` (which lm_eval 0.4.13
+replaced by ``lm_eval ls tasks``) works as before (see :mod:`lm_eval_stereo._autoload`).
 """
 
 from __future__ import annotations
@@ -29,12 +30,37 @@ def _build_tiny_model(argv: list[str]) -> int:
 
 
 def _report(argv: list[str]) -> int:
-    from lm_eval_stereo.report import load_results, render
+    import json
+    from pathlib import Path
 
-    parser = argparse.ArgumentParser(prog="lm-eval-stereo report")
-    parser.add_argument("path", help="a results_*.json file or an lm_eval --output_path folder (newest results)")
+    from lm_eval_stereo.report import build_report, render_markdown, report_json
+    from lm_eval_stereo.report_runs import ReportError
+
+    parser = argparse.ArgumentParser(
+        prog="lm-eval-stereo report",
+        description="Compare the headline metrics of lm_eval runs across models, with 95%% CIs and warnings.",
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="results_*.json files or folders holding them")
+    parser.add_argument("--html", metavar="DIR", help="also write DIR/index.html with PNG figures (needs [report])")
+    parser.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE")
+    parser.add_argument("--all-runs", action="store_true", help="one row per run instead of the newest per model")
     args = parser.parse_args(argv)
-    print(render(load_results(args.path)))
+    try:
+        report = build_report(args.paths, all_runs=args.all_runs)
+        if args.html:
+            from lm_eval_stereo.report_html import write_html
+
+            page = write_html(report, args.html)
+            print(f"HTML report: {page}", file=sys.stderr)
+    except ReportError as exc:
+        print(f"lm-eval-stereo report: error: {exc}", file=sys.stderr)
+        return 2
+    for finding in report.warnings:
+        if not finding.task:
+            print(f"lm-eval-stereo report: warning: {finding.message}", file=sys.stderr)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report_json(report), indent=2), encoding="utf-8")
+    print(render_markdown(report))
     return 0
 
 

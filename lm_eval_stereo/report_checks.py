@@ -1,0 +1,110 @@
+"""Warnings where a headline number would mislead, with the thresholds the README states.
+
+Each check reads one task's cell (groups are left to their members, which carry the same items) and says what the
+headline hides: outputs that could not be scored, ties booked as anti-stereotypical, NaN values, a translation
+detector that found too little, or a ``--limit`` run scored on part of the benchmark.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from lm_eval_stereo.report import format_value
+from lm_eval_stereo.report_runs import Finding, is_nan
+
+if TYPE_CHECKING:
+    from lm_eval_stereo.report import Cell, Estimate, Report
+
+#: share of outputs that could not be scored or classified above which the headline is flagged
+#: (GerBBQ+/SexistStatements ``undetermined`` and ``empty``, persona ``unclassified_share``)
+UNPARSEABLE_MAX_SHARE = 0.10
+#: GEST MT: share of translations whose first-person gender was detected below which f_s/f_m are flagged
+DETECTION_YIELD_MIN = 0.80
+#: StereoSet: share of items whose stereotype and anti-stereotype scores tie (booked as anti-stereotypical)
+TIES_MAX_SHARE = 0.01
+#: items left out for a non-finite score (``unscored``, ``nan_pairs``) tolerated before a warning: none
+UNSCORED_MAX = 0
+
+_UNPARSEABLE = {
+    "undetermined": "outputs with no determinable answer",
+    "empty": "empty outputs (not scored)",
+    "unclassified_share": "generations whose gender could not be classified (left out)",
+}
+
+
+def _share_warnings(cell: Cell) -> list[tuple[str, str]]:
+    found = []
+    for name, meaning in _UNPARSEABLE.items():
+        share = cell.counts.get(name)
+        if share is not None and share > UNPARSEABLE_MAX_SHARE:
+            found.append(
+                (
+                    "unparseable",
+                    f"{name} {share:.1%} > {UNPARSEABLE_MAX_SHARE:.0%}: {meaning}; the headline rests on the rest",
+                )
+            )
+    yield_ = cell.counts.get("detection_yield")
+    if yield_ is not None and yield_ < DETECTION_YIELD_MIN:
+        found.append(
+            (
+                "low detection yield",
+                f"detection_yield {yield_:.1%} < {DETECTION_YIELD_MIN:.0%}: f_s/f_m rest on the few translations "
+                "whose gender was detected",
+            )
+        )
+    return found
+
+
+def _tie_warnings(cell: Cell) -> list[tuple[str, str]]:
+    ties, count = cell.counts.get("ties"), cell.counts.get("count")
+    if not ties or not count or ties / count <= TIES_MAX_SHARE:
+        return []
+    message = (
+        f"{format_value(ties)} of {format_value(count)} items tied ({ties / count:.1%} > {TIES_MAX_SHARE:.0%}); "
+        "ties count as anti-stereotypical and pull SS towards 0"
+    )
+    return [("ties", message)]
+
+
+def _numbers(estimate: Estimate) -> tuple:
+    return estimate.value, estimate.low, estimate.high
+
+
+def _unscored_warnings(cell: Cell) -> list[tuple[str, str]]:
+    found = []
+    for name in ("unscored", "nan_pairs"):
+        value = cell.counts.get(name)
+        if value is not None and value > UNSCORED_MAX:
+            found.append(("unscored", f"{name} = {format_value(value)}: items with a non-finite score were left out"))
+    nan = [name for name in cell.headlines if any(map(is_nan, _numbers(cell.estimate(name))))]
+    nan += [name for name, value in cell.counts.items() if math.isnan(value)]
+    if nan:
+        found.append(("NaN", f"NaN in {', '.join(nan)} (no items to compute them from)"))
+    return found
+
+
+def _limit_warnings(cell: Cell) -> list[tuple[str, str]]:
+    limit = cell.run.config.get("limit")
+    items = cell.items
+    partial = items is not None and items[0] < items[1]
+    if limit is None and not partial:
+        return []
+    scored = f"{items[0]} of {items[1]} items" if items else "part of the items"
+    option = f" (--limit {format_value(limit)})" if limit is not None else ""
+    return [("limit", f"scored on {scored}{option}: not the benchmark's full figure")]
+
+
+CHECKS = (_share_warnings, _tie_warnings, _unscored_warnings, _limit_warnings)
+
+
+def check_cell(cell: Cell) -> list[Finding]:
+    """Every warning for one task's results (none for groups: their members are checked)."""
+    if cell.members:
+        return []
+    return [Finding(cell.row.label, cell.task, kind, message) for check in CHECKS for kind, message in check(cell)]
+
+
+def check(report: Report) -> list[Finding]:
+    """Every warning of every cell, in table order."""
+    return [finding for task in report.tasks for cell in report.task_cells(task) for finding in check_cell(cell)]

@@ -1,0 +1,326 @@
+"""The report's figures, drawn with matplotlib's Agg canvas into PNG files (no pyplot, no global state).
+
+matplotlib is the optional extra ``lm-eval-stereo[report]``: it is imported only when a figure is drawn, and
+:func:`require_matplotlib` says which extra to install when it is missing. A figure is drawn only when its metrics
+are in the results: StereoSet LMS against SS, GEST per-stereotype scores and g_s, the German gender-bias tasks,
+GEST MT, S_JSD per language and the stereotype-leakage matrix. Every figure has a fixed width of
+:data:`WIDTH_PX` pixels and a height that depends only on its number of panels.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lm_eval_stereo.report import Cell, Estimate, Report, metric_header
+from lm_eval_stereo.report_ideals import ideal_for
+from lm_eval_stereo.report_runs import ReportError
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure as MplFigure
+
+DPI = 100
+WIDTH_PX = 900
+#: heights in pixels: StereoSet and GEST figures, one row of panels of a dot plot or heatmap, and the title band
+STEREOSET_HEIGHT_PX = 600
+GEST_HEIGHT_PX = 700
+PANEL_ROW_HEIGHT_PX = 280
+TITLE_HEIGHT_PX = 40
+_Q_NAME = re.compile(r"^q_(\d\d)_(.+)$")
+#: tasks of the German gender-bias figure (GerBBQ+, SexistStatements, personas), by name prefix
+GERMAN_TASKS = ("gerbbq", "sexist_statements", "stereo_persona", "neutral_persona", "gender_persona")
+S_JSD_METRICS = ("s_jsd", "b_s_jsd", "cps")
+LEAK_PREFIX = "leak_coef_"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A PNG written beside ``index.html``: file name, title, the "how to read this" line and its pixel size."""
+
+    file: str
+    title: str
+    how_to_read: str
+    width: int
+    height: int
+
+
+def require_matplotlib() -> None:
+    """Raise :class:`ReportError` naming the extra to install when matplotlib is missing."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        raise ReportError(
+            "the HTML report draws its figures with matplotlib, which is not installed: "
+            "pip install 'lm-eval-stereo[report]'"
+        ) from exc
+
+
+def _canvas(height_px: int, nrows: int = 1, ncols: int = 1, **grid: Any) -> tuple[MplFigure, list[Axes]]:
+    """A figure of ``WIDTH_PX`` × ``height_px`` on an Agg canvas with a grid of axes (flattened, row by row)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure as MplFigure
+
+    figure = MplFigure(figsize=(WIDTH_PX / DPI, height_px / DPI), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(nrows, ncols, squeeze=False, gridspec_kw=grid or None)
+    return figure, [ax for row in axes for ax in row]
+
+
+def _save(figure: MplFigure, directory: Path, file: str, title: str, how_to_read: str) -> Figure:
+    figure.savefig(directory / file, dpi=DPI)
+    width, height = (round(size * DPI) for size in figure.get_size_inches())
+    return Figure(file, title, how_to_read, width, height)
+
+
+def _colors(report: Report) -> dict[str, Any]:
+    """One colour per row (model), stable across figures."""
+    from matplotlib import colormaps
+
+    palette = colormaps["tab10"]
+    return {row.key: palette(index % 10) for index, row in enumerate(report.rows)}
+
+
+def _error(estimate: Estimate) -> list[list[float]] | None:
+    """Error-bar lengths below/above the value from the CI, None without a finite CI."""
+    value, low, high = estimate.value, estimate.low, estimate.high
+    if low is None or high is None or not all(map(math.isfinite, (float(value), low, high))):
+        return None
+    return [[max(0.0, value - low)], [max(0.0, high - value)]]
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+
+
+def _leaf_cells(report: Report, accept: Callable[[Cell], bool]) -> list[Cell]:
+    return [cell for task in report.tasks for cell in report.task_cells(task) if not cell.members and accept(cell)]
+
+
+def _model_legend(ax: Axes, report: Report, cells: Iterable[Cell], colors: dict[str, Any], **where: Any) -> None:
+    from matplotlib.lines import Line2D
+
+    keys = {cell.row.key for cell in cells}
+    handles = [
+        Line2D([], [], color=colors[row.key], marker="o", linestyle="", label=row.label)
+        for row in report.rows
+        if row.key in keys
+    ]
+    ax.legend(handles=handles, fontsize=7, **where)
+
+
+# --- StereoSet -------------------------------------------------------------------------------------------------------
+
+
+def stereoset_figure(report: Report, directory: Path) -> Figure | None:
+    """LMS against SS per model (colour) and language (marker) with CI bars, the ideal point and ICAT contours."""
+    import numpy as np
+    from matplotlib.lines import Line2D
+
+    cells = _leaf_cells(report, lambda cell: {"lms", "ss"} <= set(cell.headlines))
+    if not cells:
+        return None
+    colors = _colors(report)
+    tasks = list(dict.fromkeys(cell.task for cell in cells))
+    markers = dict(zip(tasks, "osD^vP*Xhp<>8" * 4))
+    figure, (ax,) = _canvas(STEREOSET_HEIGHT_PX)
+    lms, ss = np.meshgrid(np.linspace(0, 100, 201), np.linspace(0, 100, 201))
+    contours = ax.contour(lms, ss, lms * np.minimum(ss, 100 - ss) / 50, levels=[20, 40, 60, 80], colors="0.7")
+    ax.clabel(contours, fmt="ICAT %d", fontsize=7)
+    ax.axhline(50, color="0.5", linestyle="--", linewidth=0.8)
+    for cell in cells:
+        x, y = cell.estimate("lms"), cell.estimate("ss")
+        ax.errorbar(
+            _number(x.value),
+            _number(y.value),
+            xerr=_error(x),
+            yerr=_error(y),
+            fmt=markers[cell.task],
+            color=colors[cell.row.key],
+            capsize=2,
+            markersize=6,
+        )
+    ax.plot([100], [50], marker="*", markersize=16, color="gold", markeredgecolor="black", linestyle="")
+    ax.set(xlim=(0, 103), ylim=(0, 100), xlabel="LMS (ideal 100)", ylabel="SS (ideal 50)")
+    ax.set_title("StereoSet: language modelling (LMS) against stereotype score (SS)", fontsize=10)
+    handles = [
+        Line2D([], [], marker=markers[task], color="0.3", linestyle="", label=task.removeprefix("stereoset_multi_"))
+        for task in tasks
+    ]
+    handles.append(Line2D([], [], marker="*", color="gold", markeredgecolor="black", linestyle="", label="ideal"))
+    legend = ax.legend(handles=handles, fontsize=7, loc="upper left", title="task", title_fontsize=7)
+    ax.add_artist(legend)
+    _model_legend(ax, report, cells, colors, loc="lower left", title="model", title_fontsize=7)
+    how = (
+        "The star is the ideal model (LMS 100, SS 50); grey contours are ICAT = LMS·min(SS, 100−SS)/50 (ideal 100). "
+        "SS above the dashed line prefers stereotypes, below it anti-stereotypes: neither side is better, the "
+        "distance to 50 is the bias. Bars are 95% bootstrap CIs."
+    )
+    return _save(figure, directory, "stereoset.png", "StereoSet: LMS vs SS", how)
+
+
+# --- GEST ------------------------------------------------------------------------------------------------------------
+
+
+def gest_figures(report: Report, directory: Path) -> list[Figure]:
+    """Per GEST task: the 16 per-stereotype scores per model (masculine on top) and g_s, with CIs."""
+    figures = []
+    colors = _colors(report)
+    for task in report.tasks:
+        cells = [cell for cell in report.task_cells(task) if not cell.members and "gs" in cell.headlines]
+        if not cells:
+            continue
+        names = sorted((n for n in {n for c in cells for n in c.headlines} if _Q_NAME.match(n)), reverse=True)
+        figure, (ax_q, ax_gs) = _canvas(GEST_HEIGHT_PX, 1, 2, width_ratios=[3, 1])
+        offsets = [(k - (len(cells) - 1) / 2) * 0.6 / len(cells) for k in range(len(cells))]
+        for offset, cell in zip(offsets, cells):
+            for row, name in enumerate(names):
+                q = cell.estimate(name)
+                xerr = _error(q)
+                color = colors[cell.row.key]
+                ax_q.errorbar(_number(q.value), row + offset, xerr=xerr, fmt="o", color=color, capsize=2, markersize=4)
+        labels = [f"{int(m[1])} {m[2].replace('_', ' ')}" for m in map(_Q_NAME.match, names)]
+        ax_q.set_yticks(range(len(names)), labels=labels, fontsize=8)
+        ax_q.invert_yaxis()
+        ax_q.axvline(0, color="0.5", linestyle="--", linewidth=0.8)
+        if any(int(_Q_NAME.match(n)[1]) <= 7 for n in names) and any(int(_Q_NAME.match(n)[1]) >= 8 for n in names):
+            ax_q.axhline(sum(int(_Q_NAME.match(n)[1]) >= 8 for n in names) - 0.5, color="0.7", linewidth=0.8)
+        ax_q.set_xlabel("q_i = log10 P(male) − log10 P(female)   (← feminine | masculine →, ideal 0)", fontsize=8)
+        ax_q.set_title(f"{task}: per-stereotype scores (1–7 feminine, 8–16 masculine stereotypes)", fontsize=10)
+        for index, cell in enumerate(cells):
+            gs = cell.estimate("gs")
+            ax_gs.errorbar(_number(gs.value), index, xerr=_error(gs), fmt="o", color=colors[cell.row.key], capsize=3)
+        ax_gs.set_yticks(range(len(cells)), labels=[""] * len(cells))
+        ax_gs.set_ylim(-0.5, len(cells) - 0.5)
+        ax_gs.invert_yaxis()
+        ax_gs.axvline(1, color="0.5", linestyle="--", linewidth=0.8)
+        ax_gs.set_title("g_s (ideal 1)", fontsize=10)
+        _model_legend(ax_gs, report, cells, colors, loc="upper center", bbox_to_anchor=(0.5, -0.08))
+        how = (
+            "Left: each stereotype's score q_i per model; 0 (dashed) is no preference, right of it the model prefers "
+            "the masculine form, left the feminine one. A model that shares the stereotypes puts 1–7 left and 8–16 "
+            f"right. Right: g_s, {ideal_for('gs').describe()}; above 1 the model is stereotypical. Bars: 95% CIs."
+        )
+        figures.append(_save(figure, directory, f"gest_{task}.png", f"GEST ({task})", how))
+    return figures
+
+
+# --- dot plots: the German tasks, GEST MT, S_JSD ---------------------------------------------------------------------
+
+
+def dot_plot_height(panels: int) -> int:
+    """Pixel height of a dot plot (and heatmap) with ``panels`` panels, two per row."""
+    return TITLE_HEIGHT_PX + PANEL_ROW_HEIGHT_PX * math.ceil(panels / 2)
+
+
+def _dot_plot(report: Report, cells: list[Cell], metrics: list[str], title: str) -> MplFigure:
+    """One panel per metric: per task, one point with its CI per model, and the ideal as a dashed line."""
+    colors = _colors(report)
+    ncols = min(2, len(metrics))
+    figure, axes = _canvas(dot_plot_height(len(metrics)), math.ceil(len(metrics) / 2), ncols)
+    figure.suptitle(title, fontsize=10)
+    rows = list(dict.fromkeys(cell.row.key for cell in cells))
+    for ax, metric in zip(axes, metrics):
+        tasks = list(dict.fromkeys(cell.task for cell in cells if metric in cell.values))
+        for cell in cells:
+            if metric not in cell.values:
+                continue
+            offset = (rows.index(cell.row.key) - (len(rows) - 1) / 2) * 0.6 / len(rows)
+            estimate = cell.estimate(metric)
+            x = tasks.index(cell.task) + offset
+            ax.errorbar(x, _number(estimate.value), yerr=_error(estimate), fmt="o", color=colors[cell.row.key])
+        if ideal := ideal_for(metric):
+            ax.axhline(ideal.value, color="0.5", linestyle="--", linewidth=0.8)
+        ax.set_xticks(range(len(tasks)), labels=tasks, fontsize=7, rotation=20, ha="right")
+        ax.set_xlim(-0.6, len(tasks) - 0.4)
+        ax.set_title(metric_header(metric), fontsize=9)
+    for ax in axes[len(metrics) :]:
+        ax.set_axis_off()
+    _model_legend(axes[0], report, cells, colors, loc="best")
+    return figure
+
+
+def _how_to_read(metrics: list[str]) -> str:
+    ideals = "; ".join(f"{name}: {ideal.describe()}" for name in metrics if (ideal := ideal_for(name)))
+    return f"One point per model and task with its 95% CI; the dashed line is the ideal. {ideals}."
+
+
+def family_figures(report: Report, directory: Path) -> list[Figure]:
+    """Dot plots of the German gender-bias tasks, GEST MT and S_JSD, each drawn when its tasks are present."""
+    families: list[tuple[str, str, Callable[[str], bool], tuple[str, ...] | None]] = [
+        ("german.png", "German gender bias: GerBBQ+, SexistStatements, personas", _starts(GERMAN_TASKS), None),
+        ("gest_mt.png", "GEST machine translation: stereotype rate and masculine rate", _starts(("gest_mt_",)), None),
+        ("s_jsd.png", "S_JSD per language", _starts(("s_jsd",)), S_JSD_METRICS),
+    ]
+    figures = []
+    for file, title, accept, wanted in families:
+        cells = _leaf_cells(report, lambda cell, accept=accept: accept(cell.task))
+        present = {name for cell in cells for name in (cell.values if wanted else cell.headlines)}
+        order = wanted or dict.fromkeys(name for cell in cells for name in cell.headlines)
+        metrics = [name for name in order if name in present]
+        if metrics:
+            figure = _dot_plot(report, cells, metrics, title)
+            figures.append(_save(figure, directory, file, title, _how_to_read(metrics)))
+    return figures
+
+
+def _starts(prefixes: tuple[str, ...]) -> Callable[[str], bool]:
+    return lambda task: task.startswith(prefixes)
+
+
+# --- stereotype leakage ----------------------------------------------------------------------------------------------
+
+
+def leakage_figure(report: Report, directory: Path) -> Figure | None:
+    """Per model, a matrix of ``leak_coef_<source>`` (columns) per leakage task (rows, the target languages)."""
+    import numpy as np
+
+    cells = _leaf_cells(
+        report,
+        lambda cell: cell.task.startswith("stereotype_leakage") and any(n.startswith(LEAK_PREFIX) for n in cell.values),
+    )
+    if not cells:
+        return None
+    names = {
+        n for cell in cells for n in cell.values if n.startswith(LEAK_PREFIX) and not n.endswith(("_low", "_high"))
+    }
+    sources = sorted(name.removeprefix(LEAK_PREFIX) for name in names)
+    tasks = list(dict.fromkeys(cell.task for cell in cells))
+    rows = [row for row in report.rows if any(cell.row.key == row.key for cell in cells)]
+    values = [[[math.nan] * len(sources) for _ in tasks] for _ in rows]
+    for cell in cells:
+        for j, source in enumerate(sources):
+            values[rows.index(cell.row)][tasks.index(cell.task)][j] = _number(cell.values.get(LEAK_PREFIX + source))
+    finite = [abs(v) for matrix in values for line in matrix for v in line if math.isfinite(v)]
+    limit = max(finite, default=1.0) or 1.0
+    figure, axes = _canvas(dot_plot_height(len(rows)), math.ceil(len(rows) / 2), min(2, len(rows)))
+    figure.suptitle("Stereotype leakage: coefficient per source language (columns) and task (rows)", fontsize=10)
+    for ax, row, matrix in zip(axes, rows, values):
+        image = ax.imshow(np.array(matrix), cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
+        for i, line in enumerate(matrix):
+            for j, value in enumerate(line):
+                ax.text(j, i, "–" if math.isnan(value) else f"{value:.2f}", ha="center", va="center", fontsize=7)
+        ax.set_xticks(range(len(sources)), labels=sources, fontsize=7)
+        ax.set_yticks(range(len(tasks)), labels=tasks, fontsize=7)
+        ax.set_title(row.label, fontsize=8)
+        figure.colorbar(image, ax=ax, shrink=0.8)
+    for ax in axes[len(rows) :]:
+        ax.set_axis_off()
+    how = (
+        "Each cell is leak_coef_<source>: how strongly the stereotypes of the source language carry over into the "
+        f"task's language; {ideal_for('leak_coef_x').describe()}. Red: positive, blue: negative, – not measured."
+    )
+    return _save(figure, directory, "leakage.png", "Stereotype leakage", how)
+
+
+def draw_figures(report: Report, directory: Path) -> list[Figure]:
+    """Every figure whose metrics are in the report, written as PNGs into ``directory``."""
+    require_matplotlib()
+    directory.mkdir(parents=True, exist_ok=True)
+    figures = [stereoset_figure(report, directory), *gest_figures(report, directory)]
+    figures += [*family_figures(report, directory), leakage_figure(report, directory)]
+    return [figure for figure in figures if figure is not None]

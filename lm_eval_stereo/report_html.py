@@ -1,0 +1,127 @@
+"""The report as one HTML page (``index.html``) with its PNG figures beside it.
+
+The page holds the figures, each with a "how to read this" line, the warnings, the comparison tables of the
+markdown report and the provenance of every number: model, results file, task version and options, normalisation,
+n-shot, ``--limit``, items scored and the lm_eval version.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+
+from lm_eval_stereo.report import LEGEND, Report, Table, format_value, task_note, task_table
+from lm_eval_stereo.report_figures import Figure, draw_figures
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.85em; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+figure { margin: 1.5em 0; }
+figcaption { font-size: 0.9em; max-width: 900px; }
+.warn { color: #8a4b00; }
+.scroll { overflow-x: auto; }
+"""
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{escape(header)}</th>" for header in headers)
+    body = "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows)
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+def _figure(figure: Figure) -> str:
+    return (
+        f'<figure><img src="{escape(figure.file)}" alt="{escape(figure.title)}" '
+        f'width="{figure.width}" height="{figure.height}">'
+        f"<figcaption><strong>{escape(figure.title)}.</strong> How to read this: {escape(figure.how_to_read)}"
+        "</figcaption></figure>"
+    )
+
+
+def _warnings(report: Report, task: str | None = None) -> str:
+    findings = [f for f in report.warnings if task is None or f.task == task]
+    if not findings:
+        return ""
+    items = "".join(
+        f"<li>{escape(' · '.join(part for part in (f.model, f.task, f.kind) if part))}: {escape(f.message)}</li>"
+        for f in findings
+    )
+    return f'<ul class="warn">{items}</ul>'
+
+
+def provenance_rows(report: Report) -> list[list[str]]:
+    """Per model and task: results file, version, options, normalisation, n-shot, limit, items, lm_eval version."""
+    rows = []
+    for task in report.tasks:
+        for cell in report.task_cells(task):
+            run = cell.run
+            options = ", ".join(f"{key}={value}" for key, value in run.options(task).items())
+            normalization = cell.values.get("normalization")
+            items = cell.items
+            rows.append(
+                [
+                    cell.row.label,
+                    task,
+                    run.version(task),
+                    options,
+                    "" if normalization is None else str(normalization),
+                    format_value((run.data.get("n-shot") or {}).get(task, "")),
+                    format_value(run.config.get("limit")) if run.config.get("limit") is not None else "",
+                    "" if items is None else f"{items[0]} of {items[1]}",
+                    str(run.data.get("lm_eval_version", "?")),
+                    f"{cell.row.model} {','.join(f'{k}={v}' for k, v in cell.row.model_args.items())}",
+                    str(run.path),
+                ]
+            )
+    return rows
+
+
+PROVENANCE_HEADERS = [
+    "model",
+    "task",
+    "version",
+    "options",
+    "normalization",
+    "n-shot",
+    "limit",
+    "items",
+    "lm_eval",
+    "model and arguments",
+    "results file",
+]
+
+
+def render_html(report: Report, figures: list[Figure]) -> str:
+    """The whole page."""
+    tables: list[Table] = [task_table(report, task) for task in report.tasks]
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8"><title>Bias report</title>',
+        f"<style>{STYLE}</style></head><body>",
+        "<h1>Bias report</h1>",
+        f"<p>{len(report.rows)} model(s), {len(report.tasks)} task(s) and group(s), "
+        f"{len(report.runs)} results file(s). {escape(LEGEND)}</p>",
+    ]
+    if report.warnings:
+        parts += ["<h2>Warnings</h2>", _warnings(report)]
+    if figures:
+        parts += ["<h2>Figures</h2>", *map(_figure, figures)]
+    parts.append("<h2>Tables</h2>")
+    for table in tables:
+        parts.append(f"<h3>{escape(table.task)}</h3>")
+        if note := task_note(report, table.task):
+            parts.append(f"<p>{escape(note)}</p>")
+        parts += [_table(table.headers, table.rows), _warnings(report, table.task)]
+    parts += ["<h2>Provenance</h2>", _table(PROVENANCE_HEADERS, provenance_rows(report)), "</body></html>"]
+    return "\n".join(part for part in parts if part)
+
+
+def write_html(report: Report, directory: str | Path) -> Path:
+    """Write ``index.html`` and its figures into ``directory``; returns the page's path."""
+    directory = Path(directory)
+    figures = draw_figures(report, directory)
+    page = directory / "index.html"
+    page.write_text(render_html(report, figures), encoding="utf-8")
+    return page
