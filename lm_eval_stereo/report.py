@@ -135,15 +135,16 @@ class Report:
 
 
 def _labels(runs: list[Run], all_runs: bool) -> dict[str, str]:
-    """A short, unique row label per row key: the ``pretrained`` argument, more only where two would clash."""
-    keys = {_row_key(run, all_runs): run for run in runs}
-    short = {key: run.model_args.get("pretrained") or run.identity for key, run in keys.items()}
+    """A unique row label per row key: the ``pretrained`` argument, the whole identity only where two models share
+    it, and with ``all_runs`` the run's date and file."""
+    identities = {run.identity: run.model_args.get("pretrained") or run.identity for run in runs}
+    shared = {short for short in identities.values() if list(identities.values()).count(short) > 1}
     labels = {}
-    for key, run in keys.items():
-        label = short[key] if list(short.values()).count(short[key]) == 1 else run.identity
+    for run in runs:
+        label = run.identity if identities[run.identity] in shared else identities[run.identity]
         if all_runs:
             label += f" @ {datetime.fromtimestamp(run.date):%Y-%m-%d %H:%M:%S} ({run.path.name})"
-        labels[key] = label
+        labels[_row_key(run, all_runs)] = label
     return labels
 
 
@@ -257,17 +258,49 @@ def _markdown_table(table: Table) -> list[str]:
     return lines
 
 
-def run_summary(run: Run) -> str:
-    """``file (lm_eval x, date, --limit n)`` for the list of runs."""
-    limit = run.config.get("limit")
-    parts = [f"lm_eval {run.data.get('lm_eval_version', '?')}", f"{datetime.fromtimestamp(run.date):%Y-%m-%d %H:%M}"]
-    if limit is not None:
-        parts.append(f"--limit {format_value(limit)}")
-    return f"{run.path} ({', '.join(parts)})"
+PROVENANCE_HEADERS = [
+    "model",
+    "task",
+    "version",
+    "options",
+    "normalization",
+    "n-shot",
+    "limit",
+    "items",
+    "lm_eval",
+    "model and arguments",
+    "results file",
+]
+
+
+def provenance_table(report: Report) -> Table:
+    """Where each number came from, per model and task: version, options, normalisation, n-shot, limit, items,
+    lm_eval version, the model with its arguments and the results file."""
+    rows = []
+    for task in report.tasks:
+        for cell in report.task_cells(task):
+            run, items = cell.run, cell.items
+            normalization = cell.values.get("normalization")
+            rows.append(
+                [
+                    cell.row.label,
+                    task,
+                    run.version(task),
+                    ", ".join(f"{key}={value}" for key, value in run.options(task).items()),
+                    "" if normalization is None else str(normalization),
+                    str((run.data.get("n-shot") or {}).get(task, "")),
+                    run.limit or "",
+                    "" if items is None else f"{items[0]} of {items[1]}",
+                    str(run.data.get("lm_eval_version", "?")),
+                    run.identity,
+                    str(run.path),
+                ]
+            )
+    return Table("provenance", PROVENANCE_HEADERS, rows)
 
 
 def render_markdown(report: Report) -> str:
-    """The comparison as markdown: legend, warnings, one table per task, the runs read."""
+    """The comparison as markdown: legend, file warnings, one table per task with its warnings, provenance."""
     lines = [
         "# Bias report",
         "",
@@ -285,9 +318,7 @@ def render_markdown(report: Report) -> str:
         findings = [finding for finding in report.warnings if finding.task == task]
         if findings:
             lines += ["", *(f"- ⚠ {f.model}: {f.kind}: {f.message}" for f in findings)]
-    lines += ["", "## Runs", ""]
-    used = {id(cell.run): cell.run for cell in report.cells.values()}
-    lines += [f"- {run_summary(run)}" for run in sorted(used.values(), key=lambda run: str(run.path))]
+    lines += ["", "## Provenance", "", *_markdown_table(provenance_table(report))]
     return "\n".join(lines)
 
 

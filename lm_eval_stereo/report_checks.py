@@ -85,13 +85,13 @@ def _unscored_warnings(cell: Cell) -> list[tuple[str, str]]:
 
 
 def _limit_warnings(cell: Cell) -> list[tuple[str, str]]:
-    limit = cell.run.config.get("limit")
+    limit = cell.run.limit
     items = cell.items
     partial = items is not None and items[0] < items[1]
     if limit is None and not partial:
         return []
     scored = f"{items[0]} of {items[1]} items" if items else "part of the items"
-    option = f" (--limit {format_value(limit)})" if limit is not None else ""
+    option = f" (--limit {limit})" if limit is not None else ""
     return [("limit", f"scored on {scored}{option}: not the benchmark's full figure")]
 
 

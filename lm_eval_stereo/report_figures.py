@@ -278,6 +278,7 @@ def _starts(prefixes: tuple[str, ...]) -> Callable[[str], bool]:
 def leakage_figure(report: Report, directory: Path) -> Figure | None:
     """Per model, a matrix of ``leak_coef_<source>`` (columns) per leakage task (rows, the target languages)."""
     import numpy as np
+    from matplotlib import colormaps
 
     cells = _leaf_cells(
         report,
@@ -297,10 +298,11 @@ def leakage_figure(report: Report, directory: Path) -> Figure | None:
             values[rows.index(cell.row)][tasks.index(cell.task)][j] = _number(cell.values.get(LEAK_PREFIX + source))
     finite = [abs(v) for matrix in values for line in matrix for v in line if math.isfinite(v)]
     limit = max(finite, default=1.0) or 1.0
+    cmap = colormaps["RdBu_r"].with_extremes(bad="0.85")
     figure, axes = _canvas(dot_plot_height(len(rows)), math.ceil(len(rows) / 2), min(2, len(rows)))
     figure.suptitle("Stereotype leakage: coefficient per source language (columns) and task (rows)", fontsize=10)
     for ax, row, matrix in zip(axes, rows, values):
-        image = ax.imshow(np.array(matrix), cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
+        image = ax.imshow(np.ma.masked_invalid(matrix), cmap=cmap, vmin=-limit, vmax=limit, aspect="auto")
         for i, line in enumerate(matrix):
             for j, value in enumerate(line):
                 ax.text(j, i, "–" if math.isnan(value) else f"{value:.2f}", ha="center", va="center", fontsize=7)
@@ -312,7 +314,7 @@ def leakage_figure(report: Report, directory: Path) -> Figure | None:
         ax.set_axis_off()
     how = (
         "Each cell is leak_coef_<source>: how strongly the stereotypes of the source language carry over into the "
-        f"task's language; {ideal_for('leak_coef_x').describe()}. Red: positive, blue: negative, – not measured."
+        f"task's language; {ideal_for('leak_coef_x').describe()}. Red: positive, blue: negative, grey: not measured."
     )
     return _save(figure, directory, "leakage.png", "Stereotype leakage", how)
 

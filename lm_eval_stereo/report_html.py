@@ -10,7 +10,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from lm_eval_stereo.report import LEGEND, Report, Table, format_value, task_note, task_table
+from lm_eval_stereo.report import LEGEND, Report, Table, provenance_table, task_note, task_table
 from lm_eval_stereo.report_figures import Figure, draw_figures
 
 STYLE = """
@@ -51,48 +51,6 @@ def _warnings(report: Report, task: str | None = None) -> str:
     return f'<ul class="warn">{items}</ul>'
 
 
-def provenance_rows(report: Report) -> list[list[str]]:
-    """Per model and task: results file, version, options, normalisation, n-shot, limit, items, lm_eval version."""
-    rows = []
-    for task in report.tasks:
-        for cell in report.task_cells(task):
-            run = cell.run
-            options = ", ".join(f"{key}={value}" for key, value in run.options(task).items())
-            normalization = cell.values.get("normalization")
-            items = cell.items
-            rows.append(
-                [
-                    cell.row.label,
-                    task,
-                    run.version(task),
-                    options,
-                    "" if normalization is None else str(normalization),
-                    format_value((run.data.get("n-shot") or {}).get(task, "")),
-                    format_value(run.config.get("limit")) if run.config.get("limit") is not None else "",
-                    "" if items is None else f"{items[0]} of {items[1]}",
-                    str(run.data.get("lm_eval_version", "?")),
-                    f"{cell.row.model} {','.join(f'{k}={v}' for k, v in cell.row.model_args.items())}",
-                    str(run.path),
-                ]
-            )
-    return rows
-
-
-PROVENANCE_HEADERS = [
-    "model",
-    "task",
-    "version",
-    "options",
-    "normalization",
-    "n-shot",
-    "limit",
-    "items",
-    "lm_eval",
-    "model and arguments",
-    "results file",
-]
-
-
 def render_html(report: Report, figures: list[Figure]) -> str:
     """The whole page."""
     tables: list[Table] = [task_table(report, task) for task in report.tasks]
@@ -114,7 +72,8 @@ def render_html(report: Report, figures: list[Figure]) -> str:
         if note := task_note(report, table.task):
             parts.append(f"<p>{escape(note)}</p>")
         parts += [_table(table.headers, table.rows), _warnings(report, table.task)]
-    parts += ["<h2>Provenance</h2>", _table(PROVENANCE_HEADERS, provenance_rows(report)), "</body></html>"]
+    provenance = provenance_table(report)
+    parts += ["<h2>Provenance</h2>", _table(provenance.headers, provenance.rows), "</body></html>"]
     return "\n".join(part for part in parts if part)
 
 

@@ -61,6 +61,14 @@ class Run:
         return self.data.get("config") or {}
 
     @property
+    def limit(self) -> str | None:
+        """The run's ``--limit`` as given (lm_eval stores ``6`` as ``6.0``), None when the run had none."""
+        limit = self.config.get("limit")
+        if limit is None:
+            return None
+        return str(int(limit)) if is_number(limit) and float(limit).is_integer() else str(limit)
+
+    @property
     def model(self) -> str:
         return str(self.config.get("model", "?"))
 
