@@ -36,7 +36,7 @@ demo: check-data $(VENV)/.installed $(DEMO_MODEL)/config.json
 		--model_args pretrained=$(DEMO_MODEL),dtype=float32 --device cpu --batch_size 8 \
 		--tasks $(DEMO_TASKS) --limit $(DEMO_LIMIT) --output_path $(DEMO_OUT)
 	@echo; echo "Headline metrics with 95% bootstrap intervals (random tiny model: the numbers only show that it runs):"
-	@$(BIN)/lm-eval-stereo report $(DEMO_OUT)
+	@$(BIN)/lm-eval-stereo report $(DEMO_OUT) --html $(DEMO_OUT)/report
 
 test: $(VENV)/.installed
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q

@@ -27,9 +27,12 @@ TIES_MAX_SHARE = 0.01
 UNSCORED_MAX = 0
 
 _UNPARSEABLE = {
-    "undetermined": "outputs with no determinable answer",
-    "empty": "empty outputs (not scored)",
-    "unclassified_share": "generations whose gender could not be classified (left out)",
+    "undetermined": (
+        'outputs with no determinable answer (GerBBQ+ books them as "unbekannt", SexistStatements leaves them '
+        "out), so the headline says little about the model's answers"
+    ),
+    "empty": "empty outputs, not scored: the headline rests on the others",
+    "unclassified_share": "generations whose gender could not be classified, left out: the shares rest on the others",
 }
 
 
@@ -41,7 +44,7 @@ def _share_warnings(cell: Cell) -> list[tuple[str, str]]:
             found.append(
                 (
                     "unparseable",
-                    f"{name} {share:.1%} > {UNPARSEABLE_MAX_SHARE:.0%}: {meaning}; the headline rests on the rest",
+                    f"{name} {share:.1%} > {UNPARSEABLE_MAX_SHARE:.0%}: {meaning}",
                 )
             )
     yield_ = cell.counts.get("detection_yield")

@@ -34,6 +34,18 @@ TITLE_HEIGHT_PX = 40
 _Q_NAME = re.compile(r"^q_(\d\d)_(.+)$")
 #: tasks of the German gender-bias figure (GerBBQ+, SexistStatements, personas), by name prefix
 GERMAN_TASKS = ("gerbbq", "sexist_statements", "stereo_persona", "neutral_persona", "gender_persona")
+GERMAN_METRICS = (
+    "accuracy",
+    "bias",
+    "combined_sexism",
+    "sexist_agreement",
+    "antisexist_disagreement",
+    "stereo_accuracy",
+    "female_share",
+    "grammar_agreement",
+    "cooc_inter_mean",
+)
+GEST_MT_METRICS = ("f_s", "f_m")
 S_JSD_METRICS = ("s_jsd", "b_s_jsd", "cps")
 LEAK_PREFIX = "leak_coef_"
 
@@ -250,26 +262,20 @@ def _how_to_read(metrics: list[str]) -> str:
 
 
 def family_figures(report: Report, directory: Path) -> list[Figure]:
-    """Dot plots of the German gender-bias tasks, GEST MT and S_JSD, each drawn when its tasks are present."""
-    families: list[tuple[str, str, Callable[[str], bool], tuple[str, ...] | None]] = [
-        ("german.png", "German gender bias: GerBBQ+, SexistStatements, personas", _starts(GERMAN_TASKS), None),
-        ("gest_mt.png", "GEST machine translation: stereotype rate and masculine rate", _starts(("gest_mt_",)), None),
-        ("s_jsd.png", "S_JSD per language", _starts(("s_jsd",)), S_JSD_METRICS),
+    """Dot plots of the German gender-bias tasks, GEST MT and S_JSD, each drawn when its metrics are present."""
+    families = [
+        ("german.png", "German gender bias: GerBBQ+, SexistStatements, personas", GERMAN_TASKS, GERMAN_METRICS),
+        ("gest_mt.png", "GEST machine translation: stereotype and masculine rate", ("gest_mt_",), GEST_MT_METRICS),
+        ("s_jsd.png", "S_JSD per language", ("s_jsd",), S_JSD_METRICS),
     ]
     figures = []
-    for file, title, accept, wanted in families:
-        cells = _leaf_cells(report, lambda cell, accept=accept: accept(cell.task))
-        present = {name for cell in cells for name in (cell.values if wanted else cell.headlines)}
-        order = wanted or dict.fromkeys(name for cell in cells for name in cell.headlines)
-        metrics = [name for name in order if name in present]
+    for file, title, prefixes, wanted in families:
+        cells = _leaf_cells(report, lambda cell, prefixes=prefixes: cell.task.startswith(prefixes))
+        metrics = [name for name in wanted if any(name in cell.values for cell in cells)]
         if metrics:
             figure = _dot_plot(report, cells, metrics, title)
             figures.append(_save(figure, directory, file, title, _how_to_read(metrics)))
     return figures
-
-
-def _starts(prefixes: tuple[str, ...]) -> Callable[[str], bool]:
-    return lambda task: task.startswith(prefixes)
 
 
 # --- stereotype leakage ----------------------------------------------------------------------------------------------
