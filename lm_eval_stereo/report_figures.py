@@ -178,45 +178,56 @@ def stereoset_figure(report: Report, directory: Path) -> Figure | None:
 # --- GEST ------------------------------------------------------------------------------------------------------------
 
 
+def _stereotype_panel(ax: Axes, cells: list[Cell], names: list[str], colors: dict[str, Any]) -> None:
+    """Each stereotype's q_i with its CI, one row per stereotype (masculine 16..8 on top), models side by side."""
+    offsets = [(k - (len(cells) - 1) / 2) * 0.6 / len(cells) for k in range(len(cells))]
+    for offset, cell in zip(offsets, cells):
+        for row, name in enumerate(names):
+            q = cell.estimate(name)
+            color = colors[cell.row.key]
+            ax.errorbar(_number(q.value), row + offset, xerr=_error(q), fmt="o", color=color, capsize=2, markersize=4)
+    ids = [int(_Q_NAME.match(name)[1]) for name in names]
+    labels = [f"{i} {_Q_NAME.match(name)[2].replace('_', ' ')}" for i, name in zip(ids, names)]
+    ax.set_yticks(range(len(names)), labels=labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.axvline(0, color="0.5", linestyle="--", linewidth=0.8)
+    masculine = sum(i >= 8 for i in ids)
+    if 0 < masculine < len(ids):
+        ax.axhline(masculine - 0.5, color="0.7", linewidth=0.8)
+    ax.set_xlabel("q_i = log10 P(male) − log10 P(female)   (← feminine | masculine →, ideal 0)", fontsize=8)
+
+
+def _gs_panel(ax: Axes, cells: list[Cell], colors: dict[str, Any]) -> None:
+    """g_s with its CI, one row per model, and the ideal 1."""
+    for index, cell in enumerate(cells):
+        gs = cell.estimate("gs")
+        ax.errorbar(_number(gs.value), index, xerr=_error(gs), fmt="o", color=colors[cell.row.key], capsize=3)
+    ax.set_yticks(range(len(cells)), labels=[""] * len(cells))
+    ax.set_ylim(-0.5, len(cells) - 0.5)
+    ax.invert_yaxis()
+    ax.axvline(1, color="0.5", linestyle="--", linewidth=0.8)
+    ax.set_title("g_s (ideal 1)", fontsize=10)
+
+
 def gest_figures(report: Report, directory: Path) -> list[Figure]:
     """Per GEST task: the 16 per-stereotype scores per model (masculine on top) and g_s, with CIs."""
     figures = []
     colors = _colors(report)
+    how = (
+        "Left: each stereotype's score q_i per model; 0 (dashed) is no preference, right of it the model prefers "
+        "the masculine form, left the feminine one. A model that shares the stereotypes puts 1–7 left and 8–16 "
+        f"right. Right: g_s, {ideal_for('gs').describe()}; above 1 the model is stereotypical. Bars: 95% CIs."
+    )
     for task in report.tasks:
         cells = [cell for cell in report.task_cells(task) if not cell.members and "gs" in cell.headlines]
         if not cells:
             continue
-        names = sorted((n for n in {n for c in cells for n in c.headlines} if _Q_NAME.match(n)), reverse=True)
+        names = sorted({name for cell in cells for name in cell.headlines if _Q_NAME.match(name)}, reverse=True)
         figure, (ax_q, ax_gs) = _canvas(GEST_HEIGHT_PX, 1, 2, width_ratios=[3, 1])
-        offsets = [(k - (len(cells) - 1) / 2) * 0.6 / len(cells) for k in range(len(cells))]
-        for offset, cell in zip(offsets, cells):
-            for row, name in enumerate(names):
-                q = cell.estimate(name)
-                xerr = _error(q)
-                color = colors[cell.row.key]
-                ax_q.errorbar(_number(q.value), row + offset, xerr=xerr, fmt="o", color=color, capsize=2, markersize=4)
-        labels = [f"{int(m[1])} {m[2].replace('_', ' ')}" for m in map(_Q_NAME.match, names)]
-        ax_q.set_yticks(range(len(names)), labels=labels, fontsize=8)
-        ax_q.invert_yaxis()
-        ax_q.axvline(0, color="0.5", linestyle="--", linewidth=0.8)
-        if any(int(_Q_NAME.match(n)[1]) <= 7 for n in names) and any(int(_Q_NAME.match(n)[1]) >= 8 for n in names):
-            ax_q.axhline(sum(int(_Q_NAME.match(n)[1]) >= 8 for n in names) - 0.5, color="0.7", linewidth=0.8)
-        ax_q.set_xlabel("q_i = log10 P(male) − log10 P(female)   (← feminine | masculine →, ideal 0)", fontsize=8)
+        _stereotype_panel(ax_q, cells, names, colors)
         ax_q.set_title(f"{task}: per-stereotype scores (1–7 feminine, 8–16 masculine stereotypes)", fontsize=10)
-        for index, cell in enumerate(cells):
-            gs = cell.estimate("gs")
-            ax_gs.errorbar(_number(gs.value), index, xerr=_error(gs), fmt="o", color=colors[cell.row.key], capsize=3)
-        ax_gs.set_yticks(range(len(cells)), labels=[""] * len(cells))
-        ax_gs.set_ylim(-0.5, len(cells) - 0.5)
-        ax_gs.invert_yaxis()
-        ax_gs.axvline(1, color="0.5", linestyle="--", linewidth=0.8)
-        ax_gs.set_title("g_s (ideal 1)", fontsize=10)
+        _gs_panel(ax_gs, cells, colors)
         _model_legend(ax_gs, report, cells, colors, loc="upper center", bbox_to_anchor=(0.5, -0.08))
-        how = (
-            "Left: each stereotype's score q_i per model; 0 (dashed) is no preference, right of it the model prefers "
-            "the masculine form, left the feminine one. A model that shares the stereotypes puts 1–7 left and 8–16 "
-            f"right. Right: g_s, {ideal_for('gs').describe()}; above 1 the model is stereotypical. Bars: 95% CIs."
-        )
         figures.append(_save(figure, directory, f"gest_{task}.png", f"GEST ({task})", how))
     return figures
 

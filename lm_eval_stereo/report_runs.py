@@ -160,6 +160,10 @@ def load_run(path: Path) -> Run:
         raise ReportError(f"{path}: not a readable lm_eval results file (corrupt or truncated?): {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
         raise ReportError(f"{path}: not an lm_eval results file (no 'results' object)")
+    malformed = [task for task, metrics in data["results"].items() if not isinstance(metrics, dict)]
+    malformed += [key for key in ("config", "n-samples", "group_subtasks") if not isinstance(data.get(key, {}), dict)]
+    if malformed:
+        raise ReportError(f"{path}: not an lm_eval results file (malformed {', '.join(malformed)})")
     return Run(path, data)
 
 

@@ -374,6 +374,9 @@ def test_truncated_results_file_is_an_error_naming_it(model_runs, tmp_path):
     not_results.write_text("[1, 2]")
     with pytest.raises(ReportError, match=f"{not_results}: not an lm_eval results file"):
         build_report([not_results.parent])
+    not_results.write_text('{"results": {"gest_en": 1.5}}')
+    with pytest.raises(ReportError, match=f"{not_results}: not an lm_eval results file \\(malformed gest_en\\)"):
+        build_report([not_results.parent])
 
 
 def test_corrupt_file_next_to_good_ones_is_skipped_with_a_warning(model_runs, tmp_path):
