@@ -256,7 +256,7 @@ def _dot_plot(report: Report, cells: list[Cell], metrics: list[str], title: str)
             estimate = cell.estimate(metric)
             x = tasks.index(cell.task) + offset
             ax.errorbar(x, _number(estimate.value), yerr=_error(estimate), fmt="o", color=colors[cell.row.key])
-        if ideal := ideal_for(metric):
+        if (ideal := ideal_for(metric)) and ideal.value is not None:
             ax.axhline(ideal.value, color="0.5", linestyle="--", linewidth=0.8)
         ax.set_xticks(range(len(tasks)), labels=tasks, fontsize=7, rotation=20, ha="right")
         ax.set_xlim(-0.6, len(tasks) - 0.4)
@@ -269,7 +269,7 @@ def _dot_plot(report: Report, cells: list[Cell], metrics: list[str], title: str)
 
 def _how_to_read(metrics: list[str]) -> str:
     ideals = "; ".join(f"{name}: {ideal.describe()}" for name in metrics if (ideal := ideal_for(name)))
-    return f"One point per model and task with its 95% CI; the dashed line is the ideal. {ideals}."
+    return f"One point per model and task with its 95% CI; a dashed line marks an ideal in the middle. {ideals}."
 
 
 def family_figures(report: Report, directory: Path) -> list[Figure]:

@@ -1,9 +1,11 @@
-"""The ideal value and direction of every metric the report shows: the one table its tables and figures read.
+"""The ideal value and direction of every metric the report shows, read from the benchmarks' metric declarations.
 
-A metric is ``higher`` or ``lower`` is better only when its ideal sits at one end of its range (LMS 100, ties 0).
-Metrics whose ideal lies inside the range (SS 50, bias scores 0 on [-1, 1], g_s 1, female share 0.5) are ``target``
-metrics: the report never gives them an arrow, it shows the signed distance to the ideal instead, since a value on
-either side of it is a bias.
+Each benchmark declares its metrics once, in Python (:mod:`lm_eval_stereo.core.metrics`): "higher"/"lower" is better
+where the ideal is an end of the range (LMS, accuracy, undetermined share), "ideal" with a value where it lies inside
+the range (SS 50, bias scores 0 on [-1, 1], g_s 1, female share 0.5). The report never gives the latter an arrow: it
+shows the signed distance to the ideal, since a value on either side of it is a bias. Counts and text metrics have
+no direction. :data:`UNDECLARED` holds the only ideals kept here: those of metrics whose tasks the plugin does not
+declare (yet), so that their results still read right.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import math
 import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from functools import cache
 from typing import Literal
 
 Direction = Literal["higher", "lower", "target"]
@@ -19,10 +22,10 @@ Direction = Literal["higher", "lower", "target"]
 
 @dataclass(frozen=True)
 class Ideal:
-    """Where a metric is best (``value``) and how it approaches it (``direction``)."""
+    """How a metric is best: ``higher``/``lower``, or ``target`` with the ideal ``value`` inside its range."""
 
-    value: float
     direction: Direction
+    value: float | None = None
 
     @property
     def arrow(self) -> str:
@@ -31,7 +34,7 @@ class Ideal:
 
     def distance(self, value: float) -> float | None:
         """Signed distance ``value - ideal`` of a target metric (None for the others and non-finite values)."""
-        if self.direction != "target" or not math.isfinite(value):
+        if self.direction != "target" or self.value is None or not math.isfinite(value):
             return None
         return value - self.value
 
@@ -39,80 +42,51 @@ class Ideal:
         """One phrase for captions: the ideal and how to read the distance to it."""
         if self.direction == "target":
             return f"ideal {self.value:g}, in the middle of the range: either side is a bias (distance Δ shown)"
-        return f"{self.direction} is better (ideal {self.value:g})"
+        return f"{self.direction} is better"
 
 
-def _higher(value: float) -> Ideal:
-    return Ideal(value, "higher")
-
-
-def _lower(value: float) -> Ideal:
-    return Ideal(value, "lower")
-
-
-def _target(value: float) -> Ideal:
-    return Ideal(value, "target")
-
-
-#: metric name or fnmatch pattern -> ideal; exact names are tried before patterns (see :func:`ideal_for`)
-IDEALS: dict[str, Ideal] = {
-    # multilingual StereoSet (also the intra_/inter_ variants, see ideal_for)
-    "lms": _higher(100),
-    "lms_term_avg": _higher(100),
-    "icat": _higher(100),
-    "icat_macro": _higher(100),
-    "icat_micro": _higher(100),
-    "icat_*": _higher(100),
-    "ss": _target(50),
-    "ss_term_avg": _target(50),
-    "ss_*": _target(50),
-    # GEST (also the per-template _t<i> variants)
-    "gs": _target(1),
-    "gs_base10": _target(1),
-    "q_[0-9][0-9]_*": _target(0),
-    "f_s": _target(0),
-    "f_m": _target(0.5),
-    "detection_yield": _higher(1),
-    # GerBBQ+
-    "accuracy": _higher(1),
-    "bias": _target(0),
-    "bias_f": _target(0),
-    "bias_m": _target(0),
-    # SexistStatements (overall, per type and per gender)
-    "combined_sexism*": _lower(0),
-    "sexist_agreement*": _lower(0),
-    "antisexist_disagreement*": _lower(0),
-    # personas
-    "stereo_accuracy": _target(0.5),
-    "female_share": _target(0.5),
-    "male_share": _target(0.5),
-    "grammar_agreement": _target(0.5),
-    "cooc_inter_mean": _target(0),
-    # cross-lingual S_JSD and stereotype leakage
-    "s_jsd": _lower(0),
-    "b_s_jsd": _target(50),
-    "cps": _target(50),
-    "leak_coef_*": _target(0),
-    # bookkeeping: what was not measured
-    "ties": _lower(0),
-    "unscored": _lower(0),
-    "nan_pairs": _lower(0),
-    "undetermined": _lower(0),
-    "empty": _lower(0),
-    "unclassified_share": _lower(0),
+#: metrics of tasks without a declaration in the plugin (name or fnmatch pattern -> ideal)
+UNDECLARED: dict[str, Ideal] = {
+    "s_jsd": Ideal("lower"),
+    "b_s_jsd": Ideal("target", 50.0),
+    "cps": Ideal("target", 50.0),
+    "leak_coef_*": Ideal("target", 0.0),
 }
 
-_VARIANT = re.compile(r"^(?:intra_|inter_)?(?P<base>.+?)(?:_t\d+)?$")
+_TEMPLATE_SUFFIX = re.compile(r"_t\d+$")
+
+
+@cache
+def declared() -> dict[str, Ideal]:
+    """Every directed metric the plugin's benchmarks declare, by name (counts and text metrics left out)."""
+    from lm_eval_stereo.tasks.german_gender_bias import gerbbq_metrics, persona_metrics, sexist_statements_metrics
+    from lm_eval_stereo.tasks.gest import metrics as gest_metrics
+    from lm_eval_stereo.tasks.stereoset_multi import metrics as stereoset_metrics
+
+    metric_sets = (
+        stereoset_metrics.METRICS,
+        gest_metrics.score_metric_set("gest", ["t0"]),  # one template: the template-averaged names
+        gest_metrics.MT_METRICS,
+        gerbbq_metrics.METRICS,
+        sexist_statements_metrics.METRICS,
+        persona_metrics.STEREO_METRICS,
+        persona_metrics.NEUTRAL_METRICS,
+        persona_metrics.GENDER_METRICS,
+    )
+    ideals: dict[str, Ideal] = {}
+    for metric_set in metric_sets:
+        for metric in metric_set.metrics:
+            if metric.direction == "ideal":
+                ideals[metric.name] = Ideal("target", metric.ideal)
+            elif metric.direction in ("higher", "lower"):
+                ideals[metric.name] = Ideal(metric.direction)
+    return ideals
 
 
 def ideal_for(name: str) -> Ideal | None:
-    """The :data:`IDEALS` entry of ``name`` (``intra_``/``inter_`` prefixes and ``_t<i>`` suffixes stripped)."""
-    base = _VARIANT.match(name)["base"]
-    for candidate in dict.fromkeys((name, base)):
-        if candidate in IDEALS:
-            return IDEALS[candidate]
-    for candidate in dict.fromkeys((name, base)):
-        for pattern, ideal in IDEALS.items():
-            if fnmatchcase(candidate, pattern):
-                return ideal
-    return None
+    """The declared ideal of ``name`` (per-template ``_t<i>`` variants as their average), else :data:`UNDECLARED`."""
+    known = declared()
+    for candidate in (name, _TEMPLATE_SUFFIX.sub("", name)):
+        if candidate in known:
+            return known[candidate]
+    return next((ideal for pattern, ideal in UNDECLARED.items() if fnmatchcase(name, pattern)), None)

@@ -30,7 +30,7 @@ from lm_eval_stereo.report_figures import (
     dot_plot_height,
     require_matplotlib,
 )
-from lm_eval_stereo.report_html import render_html
+from lm_eval_stereo.report_html import render_html, write_html
 from lm_eval_stereo.report_ideals import ideal_for
 from lm_eval_stereo.report_runs import ReportError
 
@@ -64,6 +64,12 @@ def model_runs(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> M
     return ModelRuns(root, runs, [str(model) for model in models])
 
 
+@pytest.fixture(scope="session")
+def markdown(model_runs: ModelRuns) -> str:
+    """``lm-eval-stereo report`` of the three real runs."""
+    return report_cli(model_runs.root).stdout
+
+
 def report_cli(*args: str | Path, check: bool = True) -> subprocess.CompletedProcess:
     command = [str(Path(sys.executable).parent / "lm-eval-stereo"), "report", *map(str, args)]
     proc = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ))
@@ -89,8 +95,8 @@ def expected_cell(results: dict, task: str, name: str, ideal: float | None = Non
 # --- tables from the real runs ---------------------------------------------------------------------------------------
 
 
-def test_table_values_and_intervals_equal_the_results_files(model_runs):
-    tables = parse_tables(report_cli(model_runs.root).stdout)
+def test_table_values_and_intervals_equal_the_results_files(model_runs, markdown):
+    tables = parse_tables(markdown)
     checked = 0
     for run, label in zip(model_runs.runs, model_runs.labels):
         for task in ("stereoset_multi_en", "gest_en"):
@@ -100,11 +106,11 @@ def test_table_values_and_intervals_equal_the_results_files(model_runs):
                 assert row["icat ↑"] == expected_cell(run.results, task, "icat")
                 assert row["ss (ideal 50)"] == expected_cell(run.results, task, "ss", ideal=50)
                 assert row["count"] == str(run.metric(task, "count")) == str(LIMIT)
-                assert row["ties ↓"] == str(run.metric(task, "ties"))
+                assert row["ties"] == str(run.metric(task, "ties"))
             else:
                 assert row["gs (ideal 1)"] == expected_cell(run.results, task, "gs", ideal=1)
                 assert row["q_09_self_confident (ideal 0)"].startswith(fmt(run.metric(task, "q_09_self_confident")))
-                assert row["unscored ↓"] == str(run.metric(task, "unscored"))
+                assert row["unscored"] == str(run.metric(task, "unscored"))
             assert row["items"] == f"{LIMIT} of {run.results['n-samples'][task]['original']}"
             checked += 1
     amb = tables["gerbbq_mc_amb"]
@@ -117,13 +123,13 @@ def test_table_values_and_intervals_equal_the_results_files(model_runs):
     assert set(tables["stereoset_multi_de"]) == {model_runs.labels[0]}
 
 
-def test_metrics_with_an_ideal_in_the_middle_have_no_arrow(model_runs):
-    tables = parse_tables(report_cli(model_runs.root).stdout)
+def test_metrics_with_an_ideal_in_the_middle_have_no_arrow(markdown):
+    tables = parse_tables(markdown)
     headers = {header for table in tables.values() for row in table.values() for header in row}
     for name, ideal in (("ss", 50), ("bias", 0), ("gs", 1), ("q_16_strong", 0)):
         assert f"{name} (ideal {ideal})" in headers
         assert not {f"{name} ↑", f"{name} ↓"} & headers
-    assert {"lms ↑", "icat ↑", "accuracy ↑", "ties ↓", "undetermined ↓"} <= headers
+    assert {"lms ↑", "icat ↑", "accuracy ↑", "undetermined ↓", "ties", "count"} <= headers
     for header in headers - {"model", "items"}:
         name = header.split(" ")[0]
         ideal = ideal_for(name)
@@ -131,16 +137,16 @@ def test_metrics_with_an_ideal_in_the_middle_have_no_arrow(model_runs):
             assert "↑" not in header and "↓" not in header, header
 
 
-def test_group_rows_total_the_counts_of_their_members(model_runs):
+def test_group_rows_total_the_counts_of_their_members(model_runs, markdown):
     run, label = model_runs.runs[0], model_runs.labels[0]
-    tables = parse_tables(report_cli(model_runs.root).stdout)
+    tables = parse_tables(markdown)
     languages = ("en", "de", "fr", "es", "tr")
     members = [f"stereoset_multi_{lang}" for lang in languages]
     group = tables["stereoset_multi"][label]
     total = sum(run.metric(task, "count") for task in members)
     assert group["count"] == str(total) == str(5 * LIMIT)
     assert run.metric("stereoset_multi", "count") == LIMIT, "lm_eval's own group row is the mean"
-    assert group["ties ↓"] == str(sum(run.metric(task, "ties") for task in members))
+    assert group["ties"] == str(sum(run.metric(task, "ties") for task in members))
     original = sum(run.results["n-samples"][task]["original"] for task in members)
     assert group["items"] == f"{5 * LIMIT} of {original}"
     lms = run.metric("stereoset_multi", "lms")
@@ -182,7 +188,9 @@ def test_html_page_and_figures(model_runs, tmp_path):
         run.metric("stereoset_multi_en", "lms_ci_low"),
         run.metric("stereoset_multi_en", "lms_ci_high"),
     )
-    assert (lms["ideal"], lms["direction"]) == (100, "higher")
+    assert (lms["ideal"], lms["direction"]) == (None, "higher")
+    ss = data["tasks"]["stereoset_multi_en"][label]["metrics"]["ss"]
+    assert (ss["value"], ss["ideal"], ss["direction"]) == (run.metric("stereoset_multi_en", "ss"), 50, "target")
     assert data["tasks"]["stereoset_multi"][label]["counts"]["count"] == 5 * LIMIT
 
 
@@ -194,10 +202,10 @@ def test_newest_run_per_model_unless_all_runs(model_runs, tmp_path):
     folder = tmp_path / "older"
     folder.mkdir()
     (folder / "results_2020-01-01T00-00-00.json").write_text(json.dumps(older))
-    newest = parse_tables(report_cli(model_runs.root, folder).stdout)["stereoset_multi_en"]
+    newest = parse_tables(render_markdown(build_report([model_runs.root, folder])))["stereoset_multi_en"]
     assert newest[label]["lms ↑"] == expected_cell(run.results, "stereoset_multi_en", "lms")
     assert len(newest) == 3
-    every = parse_tables(report_cli(model_runs.root, folder, "--all-runs").stdout)["stereoset_multi_en"]
+    every = parse_tables(render_markdown(build_report([model_runs.root, folder], all_runs=True)))["stereoset_multi_en"]
     assert len(every) == 4
     mine = {row_label: row for row_label, row in every.items() if row_label.startswith(f"{label} @ ")}
     assert sorted(row["lms ↑"].split(" ")[0] for row in mine.values()) == sorted(
@@ -265,8 +273,9 @@ def s_jsd_tasks(shift: float) -> dict[str, dict]:
 def test_s_jsd_and_leakage_figures_when_their_metrics_are_present(tmp_path):
     for index, shift in enumerate((0.0, 0.1, 0.2)):
         write_results(tmp_path / "runs", f"org/model-{index}", s_jsd_tasks(shift))
-    proc = report_cli(tmp_path / "runs", "--html", tmp_path / "html")
-    tables = parse_tables(proc.stdout)
+    report = build_report([tmp_path / "runs"])
+    write_html(report, tmp_path / "html")
+    tables = parse_tables(render_markdown(report))
     row = tables["s_jsd_de"]["org/model-1"]
     assert row["s_jsd ↓"] == "0.2000 [0.1800, 0.2200]"
     assert row["b_s_jsd (ideal 50)"] == "55.1000 [52.1000, 58.1000] Δ+5.1000"
@@ -396,13 +405,24 @@ def test_missing_matplotlib_names_the_extra(monkeypatch):
         require_matplotlib()
 
 
-def test_ideal_table_covers_variants():
-    assert (ideal_for("intra_ss").value, ideal_for("intra_ss").direction) == (50, "target")
-    assert (ideal_for("gs_t1").value, ideal_for("ss_religion").value, ideal_for("q_05_social").value) == (1, 50, 0)
-    assert ideal_for("icat_gender").direction == ideal_for("inter_lms_term_avg").direction == "higher"
-    assert ideal_for("combined_sexism_female_stereotypes").direction == "lower"
-    assert (ideal_for("f_m").value, ideal_for("female_share").value, ideal_for("cps").value) == (0.5, 0.5, 50)
-    assert ideal_for("leak_coef_en").direction == "target" and ideal_for("rank_01_emotional") is None
+def test_ideals_come_from_the_metric_declarations():
+    from lm_eval_stereo.tasks.german_gender_bias.gerbbq_metrics import METRICS as GERBBQ
+    from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS as STEREOSET
+
+    for metric_set, name in ((STEREOSET, "ss"), (STEREOSET, "intra_ss"), (GERBBQ, "bias"), (GERBBQ, "accuracy")):
+        declared = metric_set.metric(name)
+        ideal = ideal_for(name)
+        assert (ideal.direction, ideal.value) == (
+            ("target", declared.ideal) if declared.direction == "ideal" else (declared.direction, None)
+        )
+    assert (ideal_for("ss").value, ideal_for("bias").value, ideal_for("accuracy").direction) == (50, 0, "higher")
+    assert (ideal_for("gs_t1").value, ideal_for("q_05_social").value, ideal_for("f_m").value) == (1, 0, 0.5)
+    assert ideal_for("ties") is None and ideal_for("normalization") is None, "counts and text have no direction"
+    assert (ideal_for("cps").value, ideal_for("leak_coef_en").direction, ideal_for("s_jsd").direction) == (
+        50,
+        "target",
+        "lower",
+    ), "undeclared tasks: the report's own table"
 
 
 # --- reading the HTML page and PNG headers ---------------------------------------------------------------------------
