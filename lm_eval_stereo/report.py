@@ -212,6 +212,7 @@ class Table:
     task: str
     headers: list[str]
     rows: list[list[str]]
+    numeric: bool = True  # numbers after the first column (right-aligned)
 
 
 def task_table(report: Report, task: str) -> Table:
@@ -253,7 +254,7 @@ LEGEND = (
 def _markdown_table(table: Table) -> list[str]:
     escape = lambda text: text.replace("|", "\\|")  # noqa: E731
     lines = ["| " + " | ".join(map(escape, table.headers)) + " |"]
-    lines.append("|" + "|".join(["---"] + ["---:"] * (len(table.headers) - 1)) + "|")
+    lines.append("|" + "|".join(["---"] + ["---:" if table.numeric else "---"] * (len(table.headers) - 1)) + "|")
     lines += ["| " + " | ".join(map(escape, row)) + " |" for row in table.rows]
     return lines
 
@@ -296,7 +297,7 @@ def provenance_table(report: Report) -> Table:
                     str(run.path),
                 ]
             )
-    return Table("provenance", PROVENANCE_HEADERS, rows)
+    return Table("provenance", PROVENANCE_HEADERS, rows, numeric=False)
 
 
 def render_markdown(report: Report) -> str:

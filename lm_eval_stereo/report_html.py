@@ -17,7 +17,7 @@ STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.85em; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: right; }
-th:first-child, td:first-child { text-align: left; }
+th:first-child, td:first-child, table.text th, table.text td { text-align: left; }
 figure { margin: 1.5em 0; }
 figcaption { font-size: 0.9em; max-width: 900px; }
 .warn { color: #8a4b00; }
@@ -25,10 +25,11 @@ figcaption { font-size: 0.9em; max-width: 900px; }
 """
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{escape(header)}</th>" for header in headers)
-    body = "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows)
-    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+def _table(table: Table) -> str:
+    head = "".join(f"<th>{escape(header)}</th>" for header in table.headers)
+    body = "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in table.rows)
+    kind = "" if table.numeric else ' class="text"'
+    return f'<div class="scroll"><table{kind}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _figure(figure: Figure) -> str:
@@ -71,9 +72,8 @@ def render_html(report: Report, figures: list[Figure]) -> str:
         parts.append(f"<h3>{escape(table.task)}</h3>")
         if note := task_note(report, table.task):
             parts.append(f"<p>{escape(note)}</p>")
-        parts += [_table(table.headers, table.rows), _warnings(report, table.task)]
-    provenance = provenance_table(report)
-    parts += ["<h2>Provenance</h2>", _table(provenance.headers, provenance.rows), "</body></html>"]
+        parts += [_table(table), _warnings(report, table.task)]
+    parts += ["<h2>Provenance</h2>", _table(provenance_table(report)), "</body></html>"]
     return "\n".join(part for part in parts if part)
 
 
