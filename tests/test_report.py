@@ -83,10 +83,15 @@ def fmt(value) -> str:
 
 
 def expected_cell(results: dict, task: str, name: str, ideal: float | None = None) -> str:
-    """What the table must show for a task metric of a results file: value [low, high], Δ for middle ideals."""
+    """What the table must show for a metric of a results file: value, ± lm_eval's stderr where it is a number,
+    [low, high] where the task has a CI, Δ to a middle ideal."""
     metrics = results["results"][task]
     value = metrics[f"{name},none"]
-    text = f"{fmt(value)} [{fmt(metrics[f'{name}_ci_low,none'])}, {fmt(metrics[f'{name}_ci_high,none'])}]"
+    text = fmt(value)
+    if isinstance(stderr := metrics.get(f"{name}_stderr,none"), float):
+        text += f" ± {fmt(stderr)}"
+    if f"{name}_ci_low,none" in metrics:
+        text += f" [{fmt(metrics[f'{name}_ci_low,none'])}, {fmt(metrics[f'{name}_ci_high,none'])}]"
     if ideal is not None and math.isfinite(value):
         text += f" Δ{value - ideal:+.4f}"
     return text
@@ -150,7 +155,8 @@ def test_group_rows_total_the_counts_of_their_members(model_runs, markdown):
     original = sum(run.results["n-samples"][task]["original"] for task in members)
     assert group["items"] == f"{5 * LIMIT} of {original}"
     lms = run.metric("stereoset_multi", "lms")
-    assert group["lms ↑"] == fmt(lms), "the group's mean is shown without an interval"
+    assert group["lms ↑"] == expected_cell(run.results, "stereoset_multi", "lms")
+    assert "[" not in group["lms ↑"], "the group's mean has no interval (a mean of bounds is none)"
     assert lms == pytest.approx(sum(run.metric(task, "lms") for task in members) / 5)
     gerbbq = tables["gerbbq_mc"][label]
     assert gerbbq["items"] == f"{2 * LIMIT} of {2 * run.results['n-samples']['gerbbq_mc_amb']['original']}"
@@ -188,6 +194,8 @@ def test_html_page_and_figures(model_runs, tmp_path):
         run.metric("stereoset_multi_en", "lms_ci_low"),
         run.metric("stereoset_multi_en", "lms_ci_high"),
     )
+    assert lms["stderr"] == run.results["results"]["stereoset_multi_en"]["lms_stderr,none"]
+    assert isinstance(lms["stderr"], float), "the plugin's bootstrap stderr reaches lm_eval's <metric>_stderr"
     assert (lms["ideal"], lms["direction"]) == (None, "higher")
     ss = data["tasks"]["stereoset_multi_en"][label]["metrics"]["ss"]
     assert (ss["value"], ss["ideal"], ss["direction"]) == (run.metric("stereoset_multi_en", "ss"), 50, "target")

@@ -151,9 +151,13 @@ def test_report_lists_headline_metrics_with_their_intervals(suite_run, tiny_caus
         suite_run.metric("stereoset_multi_de", "icat_ci_low"),
         suite_run.metric("stereoset_multi_de", "icat_ci_high"),
     )
-    icat_de = suite_run.metric("stereoset_multi_de", "icat")
-    assert tables["stereoset_multi_de"][label]["icat ↑"] == f"{icat_de:.4f} [{low:.4f}, {high:.4f}]"
-    assert tables["stereoset_multi"][label]["icat ↑"] == f"{suite_run.metric('stereoset_multi', 'icat'):.4f}"
+    icat_de, stderr = (
+        suite_run.metric("stereoset_multi_de", "icat"),
+        suite_run.metric("stereoset_multi_de", "icat_stderr"),
+    )
+    assert tables["stereoset_multi_de"][label]["icat ↑"] == f"{icat_de:.4f} ± {stderr:.4f} [{low:.4f}, {high:.4f}]"
+    group = tables["stereoset_multi"][label]["icat ↑"]
+    assert group.split(" ± ")[0] == f"{suite_run.metric('stereoset_multi', 'icat'):.4f}" and "[" not in group
     assert tables["stereoset_multi_tr"][label]["count"] == str(suite_run.metric("stereoset_multi_tr", "count"))
     provenance = next(line for line in report.splitlines() if line.startswith(f"| {label} | stereoset_multi_en | "))
     assert "| token (" in provenance
