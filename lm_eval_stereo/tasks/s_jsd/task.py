@@ -123,8 +123,10 @@ def _token_request(tokenizer: Any, sentence: str, encoding: Any, position: int) 
     framing = [tokenizer.bos_token_id if tokenizer.bos_token else tokenizer.eos_token_id] if start else []
     expected = framing + encoding["input_ids"][: index + 1]
     whole = tokenizer(context + continuation, add_special_tokens=False)["input_ids"]
-    head = tokenizer(context, add_special_tokens=False)["input_ids"] if context else []
-    return (context, continuation), whole == expected and head == expected[:-1]
+    # lm_eval's contract: a context's trailing whitespace moves to the continuation before tokenisation
+    head = context.rstrip()
+    head_ids = tokenizer(head, add_special_tokens=False)["input_ids"] if head else []
+    return (context, continuation), whole == expected and head_ids == expected[:-1]
 
 
 def causal_plan(tokenizer: Any, more: str, less: str) -> CausalPlan:
