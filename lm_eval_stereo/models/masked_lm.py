@@ -413,6 +413,7 @@ class HFMaskedLM(HFLM):
         """
         copies: list[MaskedCopy] = []
         pairs = []
+        mask_id = self.tokenizer.mask_token_id
         for owner, (more, less) in enumerate(req.args for req in requests):
             ids_more, ids_less = self.tokenizer(more)["input_ids"], self.tokenizer(less)["input_ids"]
             at_more, at_less = shared_positions(ids_more, ids_less)
@@ -427,7 +428,6 @@ class HFMaskedLM(HFLM):
                     self.window,
                 )
                 continue
-            mask_id = self.tokenizer.mask_token_id
             copies += pll_copies(ids_more, at_more, mask_id, 2 * owner)
             copies += pll_copies(ids_less, at_less, mask_id, 2 * owner + 1)
         scores = self._score(copies, 2 * len(requests), probabilities=True)
