@@ -18,14 +18,19 @@ Request semantics (every log-probability is a natural log):
   ``"l2r"``: input i gives span sub-tokens < i and masks sub-tokens i..k-1, collecting P(sub-token i) (left-to-right
   unmasking); ``"all"``: one input with every span sub-token masked, collecting each; ``"l2r_single"``: input i gives
   sub-tokens < i, one mask for sub-token i and drops the later ones (one ``[MASK]`` per input).
+- ``shared_tokens(more, less)`` -> per shared token of the pair (CrowS-Pairs alignment): softmax probability,
+  log-probability and arg-max hit of the gold token in each sentence, each shared token masked alone (S_JSD,
+  Steinborn et al. 2022); an over-length pair is reported, not truncated.
 - ``next_sentence(first, second)`` -> ``log P(IsNext)`` = log-softmax of the NSP logits for
   ``[CLS] first [SEP] second [SEP]`` (segment ids 0 / 1).
 - ``generate_until``: not supported (error).
 
 Every input is ``prefix + tokens + suffix`` with the tokenizer's CLS/SEP (or BOS/EOS) tokens. Masked copies of all
-requests are sorted by length and packed into batches; only the scored positions go through the output projection.
+requests are sorted by length and packed into batches; identical copies are computed once; only the scored positions
+go through the output projection.
 Inputs longer than the model's window keep the scored tokens and drop the far context (balanced on both sides;
-``next_sentence`` drops the start of ``first``, then the end of ``second``); this is logged once.
+``next_sentence`` drops the start of ``first``, then the end of ``second``); this is logged once. ``shared_tokens``
+pairs are never cut: an over-length pair is answered unscored.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from lm_eval.models.huggingface import HFLM
 from tqdm import tqdm
 from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
 
+from lm_eval_stereo.core.alignment import shared_positions
 from lm_eval_stereo.models.masked_requests import SPAN_MODES
 
 eval_logger = logging.getLogger(__name__)
@@ -394,6 +400,47 @@ class HFMaskedLM(HFLM):
         self._batched(order, run)
         return out
 
+    # ------------------------------------------------------------------ shared_tokens (S_JSD, issue 10)
+
+    def shared_tokens(self, requests: list[Instance], disable_tqdm: bool = False) -> list[dict[str, Any]]:
+        """Score the shared tokens of each sentence pair (arguments: more, less); see
+        :mod:`lm_eval_stereo.models.masked_requests` for the response.
+
+        Both sentences are encoded with the tokenizer's special tokens, aligned by
+        :func:`~lm_eval_stereo.core.alignment.shared_positions`, and each shared token is masked alone (one copy per
+        shared position and sentence). A pair with a sentence longer than the model's window is not scored and never
+        truncated: its response has ``overlength`` set and empty lists.
+        """
+        copies: list[MaskedCopy] = []
+        pairs = []
+        mask_id = self.tokenizer.mask_token_id
+        for owner, (more, less) in enumerate(req.args for req in requests):
+            ids_more, ids_less = self.tokenizer(more)["input_ids"], self.tokenizer(less)["input_ids"]
+            at_more, at_less = shared_positions(ids_more, ids_less)
+            longest = max(len(ids_more), len(ids_less))
+            overlength = longest > self.window
+            pairs.append(([ids_more[p] for p in at_more] if not overlength else [], longest, overlength))
+            if overlength:
+                eval_logger.warning(
+                    "hf-mlm: a sentence pair has %d tokens, more than the model's window of %d; it is not scored "
+                    "(counted as overlength_pairs)",
+                    longest,
+                    self.window,
+                )
+                continue
+            copies += pll_copies(ids_more, at_more, mask_id, 2 * owner)
+            copies += pll_copies(ids_less, at_less, mask_id, 2 * owner + 1)
+        scores = self._score(copies, 2 * len(requests), probabilities=True)
+        responses = []
+        for owner, (gold, longest, overlength) in enumerate(pairs):
+            response: dict[str, Any] = {"gold": gold, "tokens": longest, "overlength": overlength}
+            for side, scored in (("more", scores[2 * owner]), ("less", scores[2 * owner + 1])):
+                response[f"prob_{side}"] = [p for _, _, p in scored]
+                response[f"logprob_{side}"] = [lp for lp, _, _ in scored]
+                response[f"hit_{side}"] = [hit for _, hit, _ in scored]
+            responses.append(response)
+        return responses
+
     def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:
         raise NotImplementedError(
             "hf-mlm scores masked LMs and cannot generate text; use --model hf (or vllm) for generative tasks"
@@ -408,27 +455,51 @@ class HFMaskedLM(HFLM):
         output = self.model(input_ids=ids, attention_mask=mask)
         return output.logits if getattr(output, "logits", None) is not None else output.prediction_logits
 
-    def _score(self, copies: list[MaskedCopy], n_owners: int) -> list[list[tuple[float, bool]]]:
-        """Log-probability and greedy flag of every scored position, grouped by owner in slot order."""
-        slots: list[dict[int, tuple[float, bool]]] = [{} for _ in range(n_owners)]
-        order = sorted(range(len(copies)), key=lambda i: -len(copies[i].tokens))
+    def _score(
+        self, copies: list[MaskedCopy], n_owners: int, probabilities: bool = False
+    ) -> list[list[tuple[float, ...]]]:
+        """``(log p, greedy)`` of every scored position (``(log p, greedy, p)`` with ``probabilities``: p is the
+        softmax itself, not exp(log p)), grouped by owner in slot order.
+
+        Identical model inputs (the same masked copy made by several requests, e.g. the two gendered words of a GEST
+        template masked at the same position, or both sentences of an identical pair) go through the model once;
+        each scored (input, position) goes through the output head and the softmax once.
+        """
+        slots: list[dict[int, tuple[float, ...]]] = [{} for _ in range(n_owners)]
+        users: dict[tuple[int, ...], list[MaskedCopy]] = {}
+        for copy in copies:
+            users.setdefault(copy.tokens, []).append(copy)
+        distinct = list(users)
+        if len(distinct) < len(copies):
+            eval_logger.debug("hf-mlm: %d masked copies, %d distinct inputs", len(copies), len(distinct))
+        order = sorted(range(len(distinct)), key=lambda i: -len(distinct[i]))
 
         def run(chunk: list[int]) -> None:
-            batch = [copies[i] for i in chunk]
-            ids, mask = pad_batch([c.tokens for c in batch], self.tokenizer.pad_token_id)
+            ids, mask = pad_batch([distinct[i] for i in chunk], self.tokenizer.pad_token_id)
             ids, mask = ids.to(self.device), mask.to(self.device)
-            rows = torch.tensor([r for r, c in enumerate(batch) for _ in c.positions], device=self.device)
-            cols = torch.tensor([p for c in batch for p in c.positions], device=self.device)
-            targets = torch.tensor([t for c in batch for t in c.targets], device=self.device)
+            cells: dict[tuple[int, int], int] = {}  # (row, position) -> row of the head's output
+            wanted = []  # (cell, target, owner, slot)
+            for row, i in enumerate(chunk):
+                for copy in users[distinct[i]]:
+                    for position, target, slot in zip(copy.positions, copy.targets, copy.slots, strict=True):
+                        cell = cells.setdefault((row, position), len(cells))
+                        wanted.append((cell, target, copy.owner, slot))
+            rows = torch.tensor([r for r, _ in cells], device=self.device)
+            cols = torch.tensor([p for _, p in cells], device=self.device)
             if self._mlm_head is not None:
                 logits = self._mlm_head(self._encode(ids, mask)[0][rows, cols])
             else:
                 logits = self._full_logits(ids, mask)[rows, cols]
-            logp = F.log_softmax(logits.float(), dim=-1).gather(1, targets[:, None])[:, 0].tolist()
-            greedy = (logits.argmax(dim=-1) == targets).tolist()
-            flat = [(c.owner, slot) for c in batch for slot in c.slots]
-            for (owner, slot), lp, best in zip(flat, logp, greedy, strict=True):
-                slots[owner][slot] = (lp, bool(best))
+            at = torch.tensor([w[0] for w in wanted], device=self.device)
+            targets = torch.tensor([w[1] for w in wanted], device=self.device)
+            columns = [
+                F.log_softmax(logits.float(), dim=-1)[at, targets].tolist(),
+                (logits.argmax(dim=-1)[at] == targets).tolist(),
+            ]
+            if probabilities:
+                columns.append(F.softmax(logits.float(), dim=-1)[at, targets].tolist())
+            for (_, _, owner, slot), *values in zip(wanted, *columns, strict=True):
+                slots[owner][slot] = (values[0], bool(values[1]), *values[2:])
 
         self._batched(order, run)
         return [[scores[k] for k in sorted(scores)] for scores in slots]

@@ -1,4 +1,5 @@
-"""Custom request types for masked-LM tasks (``masked_span``, ``next_sentence``) and the task class that makes them.
+"""Custom request types for masked-LM tasks (``masked_span``, ``next_sentence``, ``shared_tokens``) and the task
+class that makes them.
 
 lm-eval 0.4.13 runs every request type by calling ``getattr(lm, request_type)(instances)``, so a task may emit request
 types that only ``--model hf-mlm`` (:class:`lm_eval_stereo.models.masked_lm.HFMaskedLM`) serves:
@@ -6,6 +7,12 @@ types that only ``--model hf-mlm`` (:class:`lm_eval_stereo.models.masked_lm.HFMa
 - ``masked_span``: arguments ``(left, span, right, mode)``, mode ``"l2r"``, ``"all"`` or ``"l2r_single"``;
   response ``list[float]``, the natural-log probability of each sub-token of ``span``.
 - ``next_sentence``: arguments ``(first, second)``; response ``float``, natural log P(IsNext).
+- ``shared_tokens``: arguments ``(more, less)``, two sentences; response a dict: ``gold`` (token ids of the shared
+  tokens, :func:`lm_eval_stereo.core.alignment.shared_positions` over both sentences encoded with special tokens),
+  per sentence ``prob_<side>`` (full-vocabulary softmax probability of the gold token with it masked alone),
+  ``logprob_<side>`` (its natural log-softmax) and ``hit_<side>`` (gold token = arg-max), ``side`` in more/less;
+  ``tokens`` (length of the longer encoding) and ``overlength`` (longer than the model's window: not scored, the
+  lists are empty).
 - ``loglikelihood`` / ``loglikelihood_rolling`` work too (pseudo-log-likelihoods with ``hf-mlm``).
 
 A :class:`MaskedLMTask` subclass implements :meth:`MaskedLMTask.doc_to_requests` (doc → ``[(request_type,
