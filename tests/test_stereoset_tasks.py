@@ -13,6 +13,7 @@ import pytest
 from lm_eval_runner import LmEvalRun, run_lm_eval
 from markdown_tables import parse_tables
 
+from lm_eval_stereo.tasks.stereoset_multi import intra_scoring
 from lm_eval_stereo.tasks.stereoset_multi.data import LANGUAGES, load_rows
 from lm_eval_stereo.tasks.stereoset_multi.task import METRICS
 
@@ -43,7 +44,8 @@ def suite_run(tiny_causal, tmp_path_factory) -> LmEvalRun:
     return run_lm_eval([*args, *samples_arg(LANGUAGES)], out)
 
 
-RANGES = {"count": (1, 10_000), "intra_count": (1, 10_000), "inter_count": (1, 10_000), "ties": (0, 10_000)}
+RANGES = {"count": (1, 10_000), "intra_count": (1, 10_000), "inter_count": (1, 10_000)}
+RANGES |= {name: (0, 10_000) for name in ("ties", "intra_ties", "inter_ties", "boundary_mismatches")}
 
 
 def test_every_metric_is_present_finite_and_in_range(suite_run):
@@ -52,8 +54,8 @@ def test_every_metric_is_present_finite_and_in_range(suite_run):
         task = f"stereoset_multi_{lang}"
         for metric in METRICS.names:
             value = suite_run.metric(task, metric)
-            if metric == "normalization":
-                assert value.startswith("token ("), value
+            if metric in ("normalization", "intrasentence_scoring"):
+                assert value.startswith({"normalization": "token (", "intrasentence_scoring": "reference ("}[metric])
                 continue
             low, high = RANGES.get(metric, (0.0, 100.0))
             assert math.isfinite(value) and low <= value <= high, (task, metric, value)
@@ -81,23 +83,32 @@ def test_log_samples_hold_per_candidate_scores(suite_run, tiny_causal):
 
     samples = suite_run.samples["stereoset_multi_de"]
     assert len(samples) == len(stratified_indices("de"))
+    mismatches = 0
     for sample in samples:
         item = sample["lms"]
         doc = sample["doc"]
         logliks = [float(resp[0][0]) for resp in sample["resps"]]
-        assert [c["loglik"] for c in item["candidates"]] == pytest.approx(logliks)
+        arguments = [tuple(a.values()) for a in sample["arguments"].values()]
+        # intrasentence (reference scoring): ("", first token) and (first token, rest) per candidate
+        per_candidate = 2 if doc["test"] == "intrasentence" else 1
         for c, candidate in enumerate(item["candidates"], start=1):
-            context, continuation = sample["arguments"][f"gen_args_{c - 1}"].values()
-            assert candidate["units"] == tokens(context + continuation) - tokens(context) > 0
+            requests = arguments[per_candidate * (c - 1) : per_candidate * c]
+            assert candidate["loglik"] == pytest.approx(sum(logliks[per_candidate * (c - 1) : per_candidate * c]))
+            units = [tokens(ctx + cont) - tokens(ctx) if ctx else tokens(cont) for ctx, cont in requests]
+            assert candidate["units"] == sum(units) and min(units) > 0
             assert candidate["score"] == pytest.approx(candidate["loglik"] / candidate["units"])
             assert item[doc[f"c{c}_gold_label"]] == candidate["score"]
-        if doc["test"] == "intrasentence":
-            assert sample["arguments"]["gen_args_0"]["arg_0"] == ""
-            assert sample["arguments"]["gen_args_0"]["arg_1"] == doc["c1_sentence"]
-        else:
+            if doc["test"] == "intrasentence":
+                (empty, first), (given, rest) = requests
+                assert empty == "" and given == first and first + rest == doc[f"c{c}_sentence"]
+                # a first token that is part of a character (a byte of "Ä") cannot be a request of its own
+                assert candidate["boundaries_kept"] == (tokens(first) == 1)
+                mismatches += not candidate["boundaries_kept"]
+        if doc["test"] == "intersentence":
             assert sample["arguments"]["gen_args_0"]["arg_0"][-1] in ".!?"
             assert sample["arguments"]["gen_args_0"]["arg_1"] == " " + doc["c1_sentence"].strip()
         assert sample["ss"] == item["key"]
+    assert suite_run.metric("stereoset_multi_de", "boundary_mismatches") == mismatches
 
 
 def _candidate_scores(run: LmEvalRun, task: str) -> dict[str, float]:
@@ -124,22 +135,27 @@ def test_batch_size_does_not_change_scores(suite_run, tiny_causal, tmp_path):
         assert run.metric("stereoset_multi_en", metric) == suite_run.metric("stereoset_multi_en", metric)
 
 
-def test_byte_normalization_via_metadata(tiny_causal, tmp_path):
+def test_byte_normalization_and_bos_scoring_via_metadata(tiny_causal, tmp_path):
     run = run_lm_eval(
         [*model_args(tiny_causal), "--tasks", "stereoset_multi_fr", "--limit", "4", "--log_samples"]
-        + ["--metadata", json.dumps({"normalization": "byte"})],
+        + ["--metadata", json.dumps({"normalization": "byte", "intrasentence_scoring": "bos"})],
         tmp_path,
     )
     assert run.metric("stereoset_multi_fr", "normalization") == "byte"
+    assert run.metric("stereoset_multi_fr", "intrasentence_scoring").startswith("bos (whole sentence")
     for sample in run.samples["stereoset_multi_fr"]:
-        for candidate, arguments in zip(sample["lms"]["candidates"], sample["arguments"].values()):
+        for c, (candidate, arguments) in enumerate(zip(sample["lms"]["candidates"], sample["arguments"].values())):
             assert candidate["units"] == len(arguments["arg_1"].encode("utf-8"))
+            if sample["doc"]["test"] == "intrasentence":  # task version 1.0: the sentence after the prefix token
+                assert (arguments["arg_0"], arguments["arg_1"]) == ("", sample["doc"][f"c{c + 1}_sentence"])
 
 
 def test_without_a_tokenizer_falls_back_to_bytes_and_says_so(tmp_path):
     run = run_lm_eval(["--model", "dummy", "--tasks", "stereoset_multi_tr", "--limit", "4"], tmp_path)
     assert run.metric("stereoset_multi_tr", "normalization").startswith("byte (no tokenizer")
     assert "falling back to byte normalisation" in run.stderr + run.stdout
+    assert run.metric("stereoset_multi_tr", "intrasentence_scoring").startswith("bos (reference scoring impossible")
+    assert "reference intrasentence scoring impossible" in run.stderr + run.stdout
     assert 0 <= run.metric("stereoset_multi_tr", "lms") <= 100
 
 
@@ -162,3 +178,18 @@ def test_report_lists_headline_metrics_with_their_intervals(suite_run, tiny_caus
     provenance = next(line for line in report.splitlines() if line.startswith(f"| {label} | stereoset_multi_en | "))
     assert "| token (" in provenance
     assert "icat_gender" not in report, "metrics without an interval or bookkeeping role stay out"
+
+
+def test_first_token_split_marks_boundaries_the_harness_cannot_keep(tiny_causal):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_causal))
+    kept = intra_scoring.first_token_split(tokenizer, "The woman is kind.")
+    assert kept == intra_scoring.Split((("", "The"), ("The", " woman is kind.")), True)
+    # "Ω" is two byte-level tokens here: its first byte alone is no text, so the split keeps the whole character
+    assert len(tokenizer.encode("Ω", add_special_tokens=False)) == 2
+    assert intra_scoring.first_token_split(tokenizer, "Ω is a letter.") == intra_scoring.Split(
+        (("", "Ω"), ("Ω", " is a letter.")), False
+    )
+    # a one-token sentence has no rest to condition on the first token: scored whole, counted
+    assert intra_scoring.first_token_split(tokenizer, "The") == intra_scoring.Split((("", "The"),), False)

@@ -21,8 +21,10 @@ Request semantics (every log-probability is a natural log):
 - ``shared_tokens(more, less)`` -> per shared token of the pair (CrowS-Pairs alignment): softmax probability,
   log-probability and arg-max hit of the gold token in each sentence, each shared token masked alone (S_JSD,
   Steinborn et al. 2022); an over-length pair is reported, not truncated.
-- ``next_sentence(first, second)`` -> ``log P(IsNext)`` = log-softmax of the NSP logits for
-  ``[CLS] first [SEP] second [SEP]`` (segment ids 0 / 1).
+- ``next_sentence(first, second)`` -> ``log P(IsNext)``, the log of the float32 softmax of the NSP logits for
+  ``[CLS] first [SEP] second [SEP]`` (segment ids 0 / 1), as the reference compares float32 probabilities.
+- ``masked_fill(text, target)`` -> the log-probability of token id ``target`` at the FIRST mask token of ``text``,
+  the text tokenised as it is (see :meth:`HFMaskedLM.masked_fill`).
 - ``generate_until``: not supported (error).
 
 Every input is ``prefix + tokens + suffix`` with the tokenizer's CLS/SEP (or BOS/EOS) tokens. Masked copies of all
@@ -36,6 +38,7 @@ pairs are never cut: an over-length pair is answered unscored.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -393,9 +396,9 @@ class HFMaskedLM(HFLM):
                 types[row, pairs[i][1] : len(pairs[i][0])] = 1
             ids, mask, types = ids.to(self.device), mask.to(self.device), types.to(self.device)
             pooled = self.model.base_model(input_ids=ids, attention_mask=mask, token_type_ids=types)[1]
-            logp = F.log_softmax(self._nsp_head(pooled).float(), dim=-1)[:, 0]
+            p_isnext = F.softmax(self._nsp_head(pooled).float(), dim=-1)[:, 0].tolist()
             for row, i in enumerate(chunk):
-                out[i] = float(logp[row])
+                out[i] = math.log(p_isnext[row]) if p_isnext[row] > 0 else -math.inf
 
         self._batched(order, run)
         return out
@@ -440,6 +443,25 @@ class HFMaskedLM(HFLM):
                 response[f"hit_{side}"] = [hit for _, hit, _ in scored]
             responses.append(response)
         return responses
+
+    # ------------------------------------------------------------------ masked_fill (StereoSet reference inputs)
+
+    def masked_fill(self, requests: list[Instance], disable_tqdm: bool = False) -> list[float]:
+        """Per request ``(text, target)``: natural-log P(token id ``target``) at the first mask token of ``text``.
+
+        The text comes ready-made from the task (the StereoSet reference builds it from decoded sub-tokens) and is
+        tokenised as it is; later mask tokens in it stay masked and are not scored.
+        """
+        mask_id = self.tokenizer.mask_token_id
+        copies: list[MaskedCopy] = []
+        for owner, (text, target) in enumerate(req.args for req in requests):
+            ids = self.tok_encode(text)
+            if mask_id not in ids:
+                raise ValueError(f"masked_fill: no mask token {self.tokenizer.mask_token!r} in {text!r}")
+            position = ids.index(mask_id)
+            tokens, start, _ = self._windowed(ids, position, position + 1, "a masked_fill text")
+            copies.append(MaskedCopy(tuple(tokens), (start,), (int(target),), owner, (0,)))
+        return [scores[0][0] for scores in self._score(copies, len(requests))]
 
     def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:
         raise NotImplementedError(

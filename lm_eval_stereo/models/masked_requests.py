@@ -6,6 +6,8 @@ types that only ``--model hf-mlm`` (:class:`lm_eval_stereo.models.masked_lm.HFMa
 
 - ``masked_span``: arguments ``(left, span, right, mode)``, mode ``"l2r"``, ``"all"`` or ``"l2r_single"``;
   response ``list[float]``, the natural-log probability of each sub-token of ``span``.
+- ``masked_fill``: arguments ``(text, target)``, the text holding the model's mask token; response ``float``, the
+  natural-log probability of token id ``target`` at the first mask of ``text``.
 - ``next_sentence``: arguments ``(first, second)``; response ``float``, natural log P(IsNext).
 - ``shared_tokens``: arguments ``(more, less)``, two sentences; response a dict: ``gold`` (token ids of the shared
   tokens, :func:`lm_eval_stereo.core.alignment.shared_positions` over both sentences encoded with special tokens),

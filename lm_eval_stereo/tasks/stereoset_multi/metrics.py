@@ -12,7 +12,8 @@ the term-averaged LMS and SS (the figure the original StereoSet code prints).
 
 :data:`METRICS` declares what a ``stereoset_multi*`` task reports: the pooled and term-level figures, the same per test
 (``intra_*``, ``inter_*``) and per bias type (``ss_<type>``, ``icat_<type>``), seeded bootstrap CIs of pooled LMS, SS
-and ICAT (items resampled), the ties and the normalisation the scores used.
+and ICAT (items resampled), the ties (also per test), the normalisation the scores used, the intrasentence scoring
+that ran and the intrasentence candidates whose reference token boundaries did not survive the request split.
 """
 
 from __future__ import annotations
@@ -139,7 +140,8 @@ def judgement_columns(items: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarra
 
 
 TEST_PREFIXES = {"intrasentence": "intra", "intersentence": "inter"}
-TEST_KEYS = ("lms", "ss", "icat", "lms_term_avg", "ss_term_avg", "icat_macro", "icat_micro", "count")
+TEST_KEYS = ("lms", "ss", "icat", "lms_term_avg", "ss_term_avg", "icat_macro", "icat_micro", "count", "ties")
+BOOKKEEPING = ("count", "ties")
 
 
 def summarize(items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -149,12 +151,16 @@ def summarize(items: list[dict[str, Any]]) -> dict[str, Any]:
     for test, prefix in TEST_PREFIXES.items():
         summary = result["by_test"].get(test, {})
         for key in TEST_KEYS:
-            flat[f"{prefix}_{key}"] = summary.get(key, 0 if key == "count" else float("nan"))
+            flat[f"{prefix}_{key}"] = summary.get(key, 0 if key in BOOKKEEPING else float("nan"))
     for bias in BIAS_TYPES:
         summary = result["by_bias_type"].get(bias, {})
         for key in ("ss", "icat"):
             flat[f"{key}_{bias}"] = summary.get(key, float("nan"))
     flat["normalization"] = "; ".join(sorted({str(item.get("normalization", "")) for item in items}))
+    flat["intrasentence_scoring"] = "; ".join(
+        sorted({str(item["intrasentence_scoring"]) for item in items if "intrasentence_scoring" in item})
+    )
+    flat["boundary_mismatches"] = sum(int(item.get("boundary_mismatches", 0)) for item in items)
     return flat
 
 
@@ -181,7 +187,11 @@ METRICS = MetricSet(
         *(
             metric
             for prefix in TEST_PREFIXES.values()
-            for metric in (*_figures(f"{prefix}_"), count(f"{prefix}_count", f"{prefix} items scored"))
+            for metric in (
+                *_figures(f"{prefix}_"),
+                count(f"{prefix}_count", f"{prefix} items scored"),
+                count(f"{prefix}_ties", f"{prefix} items whose stereotype and anti-stereotype scores are equal"),
+            )
         ),
         *(
             metric
@@ -192,6 +202,11 @@ METRICS = MetricSet(
             )
         ),
         info("normalization", "length normalisation of the candidate scores"),
+        info("intrasentence_scoring", "how intrasentence candidates were scored (reference or the named option)"),
+        count(
+            "boundary_mismatches",
+            "intrasentence candidates whose reference token boundaries did not survive lm_eval's request split",
+        ),
     ),
     summarize,
     (Resampling(pooled_statistic, judgement_columns),),

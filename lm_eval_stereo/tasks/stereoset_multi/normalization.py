@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +45,12 @@ class Normalizer:
             return max(1, len(self._encode(continuation)))
         # the harness encodes context + continuation and splits off the context tokens
         return max(1, len(self._encode(context + continuation)) - len(self._encode(context)))
+
+    def count_requests(self, requests: Sequence[tuple[str, str]]) -> int:
+        """Units of a text scored by several (context, continuation) requests whose log-likelihoods are summed."""
+        if self.unit == "none":
+            return 1
+        return sum(self.count(context, continuation) for context, continuation in requests)
 
 
 @functools.cache

@@ -1,13 +1,14 @@
 """Harness glue of ``stereoset_multi_<lang>`` (causal LMs, Öztürk et al. 2023 "generative" method).
 
-The prompt and the candidates are Jinja templates in ``_stereoset_multi_template_yaml``:
-
-- intrasentence: the whole candidate sentence, conditioned on the model's BOS/end-of-text token only (empty context);
-- intersentence (method "d"): the candidate after ``context`` (a "." appended when the context does not end in
-  . ! ?), with a space between them.
+- intrasentence: option ``intrasentence_scoring`` (:mod:`lm_eval_stereo.tasks.stereoset_multi.intra_scoring`):
+  ``reference`` (default) scores the first token after the model's prefix token and the rest after the first token,
+  as the reference code; ``bos`` scores the whole sentence after the prefix token (task version 1.0). These requests
+  are built here from the candidate sentences (no few-shot context, no chat template: the reference has none);
+- intersentence (method "d", Jinja templates in ``_stereoset_multi_template_yaml``): the candidate after ``context``
+  (a "." appended when the context does not end in . ! ?), with a space between them.
 
 Score of a candidate = log-likelihood / number of normalisation units (tokens of the evaluated model by default,
-Eq. 4), counted here on exactly the strings the templates produced. Every document returns its item (the three
+Eq. 4; the log of the reference's 2^(mean log2 p)), counted here on exactly the strings that were scored. Every document returns its item (the three
 candidate scores, see :func:`lm_eval_stereo.tasks.stereoset_multi.metrics.compute`) under the first metric and its
 key under the others (:class:`~lm_eval_stereo.core.summary.SummaryTask`).
 """
@@ -19,10 +20,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import datasets
+from lm_eval.api.instance import Instance
 
 from lm_eval_stereo.core.options import Option, choice, declare
 from lm_eval_stereo.core.summary import SummaryTask
-from lm_eval_stereo.tasks.stereoset_multi import normalization
+from lm_eval_stereo.tasks.stereoset_multi import intra_scoring, normalization
 from lm_eval_stereo.tasks.stereoset_multi.data import CANDIDATES, load_rows
 from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS
 
@@ -32,6 +34,13 @@ OPTIONS = declare(
         "token",
         choice(*normalization.UNITS),
         "unit the candidate log-likelihood is divided by: token (the evaluated model's tokens, the paper), byte, none",
+    ),
+    Option(
+        "intrasentence_scoring",
+        "reference",
+        choice(*intra_scoring.SCORINGS),
+        "causal intrasentence scoring: reference (first token after the prefix token, the rest after the first "
+        "token, as the reference code) or bos (the whole sentence after the prefix token, task version 1.0)",
     ),
 )
 
@@ -46,9 +55,14 @@ def item_key(doc: dict[str, Any]) -> str:
 
 
 def item_from_scores(
-    doc: dict[str, Any], scores: Sequence[float], details: Sequence[dict[str, Any]], scoring: str
+    doc: dict[str, Any],
+    scores: Sequence[float],
+    details: Sequence[dict[str, Any]],
+    scoring: str,
+    intrasentence_scoring: str | None = None,
 ) -> dict[str, Any]:
-    """The per-document item of :func:`metrics.compute` from candidate scores in c1, c2, c3 order."""
+    """The per-document item of :func:`metrics.compute` from candidate scores in c1, c2, c3 order; an intrasentence
+    item records ``intrasentence_scoring`` and counts its candidates whose details say ``boundaries_kept: False``."""
     item: dict[str, Any] = {
         "key": item_key(doc),
         "test": doc["test"],
@@ -56,6 +70,9 @@ def item_from_scores(
         "bias_type": doc["bias_type"],
         "normalization": scoring,
     }
+    if intrasentence_scoring is not None:
+        item["intrasentence_scoring"] = intrasentence_scoring
+        item["boundary_mismatches"] = sum(not extra.get("boundaries_kept", True) for extra in details)
     for c, score in zip(CANDIDATES, scores):
         item[doc[f"c{c}_gold_label"]] = float(score)
     item["candidates"] = [
@@ -66,7 +83,7 @@ def item_from_scores(
 
 
 class StereoSetTask(SummaryTask):
-    """``stereoset_multi_<lang>``: three log-likelihood requests per item, mean log-probability per unit (Eq. 4)."""
+    """``stereoset_multi_<lang>``: log-likelihood requests per candidate, mean log-probability per unit (Eq. 4)."""
 
     METRICS = METRICS
     OPTIONS = OPTIONS
@@ -75,10 +92,40 @@ class StereoSetTask(SummaryTask):
     def normalizer(self) -> normalization.Normalizer:
         return normalization.resolve(self.config.metadata or {}, self.options["normalization"])
 
-    def item(self, doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, Any]:
+    @functools.cached_property
+    def intra(self) -> intra_scoring.IntraScoring:
+        return intra_scoring.resolve(self.config.metadata or {}, self.options["intrasentence_scoring"])
+
+    def _requests(self, doc: dict[str, Any]) -> list[tuple[tuple[str, str], ...]]:
+        """Per candidate, the (context, continuation) requests whose log-likelihoods make its score."""
+        if doc["test"] == "intrasentence":
+            return [self.intra.split(doc[f"c{c}_sentence"]).requests for c in CANDIDATES]
         context = self.doc_to_text(doc)
-        units = [self.normalizer.count(context, continuation) for continuation in self.doc_to_choice(doc)]
-        logliks = [float(result[0]) for result in results]
-        scores = [loglik / n for loglik, n in zip(logliks, units)]
-        details = [{"loglik": loglik, "units": n} for loglik, n in zip(logliks, units)]
-        return item_from_scores(doc, scores, details, self.normalizer.description)
+        return [((context, continuation),) for continuation in self.doc_to_choice(doc)]
+
+    def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
+        """Intersentence: lm_eval's multiple-choice requests; intrasentence: the requests of the scoring in force."""
+        if doc["test"] != "intrasentence":
+            return super().construct_requests(doc, ctx, **kwargs)
+        kwargs.pop("apply_chat_template", None)
+        kwargs.pop("chat_template", None)
+        arguments = [request for requests in self._requests(doc) for request in requests]
+        return [
+            Instance(request_type="loglikelihood", doc=doc, arguments=argument, idx=i, **kwargs)
+            for i, argument in enumerate(arguments)
+        ]
+
+    def item(self, doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, Any]:
+        responses = iter(float(result[0]) for result in results)
+        scores, details = [], []
+        for requests in self._requests(doc):
+            loglik = sum(next(responses) for _ in requests)
+            units = self.normalizer.count_requests(requests)
+            scores.append(loglik / units)
+            details.append({"loglik": loglik, "units": units})
+        intra = None
+        if doc["test"] == "intrasentence":
+            intra = self.intra.description
+            for extra, c in zip(details, CANDIDATES):
+                extra["boundaries_kept"] = self.intra.split(doc[f"c{c}_sentence"]).boundaries_kept
+        return item_from_scores(doc, scores, details, self.normalizer.description, intra)
