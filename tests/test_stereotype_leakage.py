@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
+from fixtures_mlm import *  # noqa: F403  (session fixtures tiny_bert, tiny_xlmr)
+from lm_eval_runner import LmEvalRun, run_lm_eval
 
-from lm_eval_stereo.tasks.stereotype_leakage import data, human
+from lm_eval_stereo.tasks.stereotype_leakage import data, human, templates
 
 # ---------------------------------------------------------------------------------------------- human stereotypes
 
@@ -172,3 +177,163 @@ def test_association_table_pearson_and_too_small_fits() -> None:
     )
     fit = metrics.fit_leakage(metrics.leakage_frame(table, humans), "en")
     assert np.isnan(fit.coef["en"]) and fit.n_leaks == 0 and "too few cells" in fit.notes[0]
+
+
+# ---------------------------------------------------------------------------------------------- templates
+
+
+def test_template_runs_as_the_reference_runs_them() -> None:
+    counts = {(lang, s): len({r.id.split("-")[0] for r in templates.recipes(lang, s)}) for lang in data.LANGUAGES
+              for s in templates.TEMPLATE_SETS}  # fmt: skip
+    assert counts[("en", "mlm")] == 35 and counts[("zh", "mlm")] == 23 and counts[("ru", "mlm")] == 45
+    assert counts[("zh", "seq2seq")] == 10 and counts[("ru", "seq2seq")] == 30
+    assert counts[("hi", "mlm")] == 1 and counts[("hi", "mlm_full")] == 45  # mBERT-HI: the comp pair only
+    ru = {r.id: r for r in templates.recipes("ru")}
+    fem, masc = ru["sing_plur10-fem"], ru["sing_plur10-masc"]
+    assert fem.prior_word == "Человек" and fem.prior_traits == masc.traits != fem.traits  # prior: masculine forms
+    hi = templates.recipes("hi")
+    assert [r.id for r in hi] == ["comp0-fem", "comp0-masc", "comp0-neutral"]
+    assert hi[0].prior_template == hi[1].template != hi[0].template  # feminine groups: prior in the masculine template
+    assert hi[0].traits[data.TRAITS.index("untrustworthy")] == hi[0].traits[data.TRAITS.index("dishonest")]
+    for lang in data.LANGUAGES:
+        assert {name for r in templates.recipes(lang, "mlm_full") for name, _ in r.groups} == set(data.GROUPS)
+    assert templates.split("The <group> is <mask>.", "woman", "en") == ("The woman is", " ", ".")
+    assert templates.split("<group>是<mask>的。", "女人", "zh") == ("女人是", "", "的。")
+
+
+def test_vendored_lists_equal_the_mirror_extraction() -> None:
+    from lm_eval_stereo.core.sources import mirror_dir
+
+    derived = json.loads(
+        (mirror_dir() / "stereotype-leakage" / "DERIVED_templates_groups_traits_from_asso_py.json").read_text("utf-8")
+    )
+    lists = templates.reference_lists()
+    assert lists["en"]["templates"]["mlm"] == derived["mbert_en"]["tplts"]
+    assert lists["ru"]["templates"]["seq2seq"] == derived["mt5_ru"]["tplts"]
+    assert lists["hi"]["templates"]["mlm_full"]["fem"] == derived["bert_hi"]["tplts_fem"]
+    assert lists["zh"]["traits"]["trait"] == derived["mbert_zh"]["traits"]
+    assert sorted(lists["ru"]["groups"]["csgroup_fem"]) == sorted(derived["mbert_ru"]["csgroup"]["feminine"])
+    assert sorted(lists["hi"]["groups"]["pgroup2"]) == sorted(derived["bert_hi"]["pgroup2"])
+
+
+# ---------------------------------------------------------------------------------------------- masked-LM tasks
+
+
+def _reference_set(model, tokenizer, template: str, group: str, trait: str, lang: str) -> float:
+    """SeT of one filled template as the reference loop computes it: one unbatched forward pass per sub-token."""
+    import torch
+
+    trait_ids = tokenizer.encode(trait)[1:-1]
+    pattern = "<mask>" if lang == "zh" else " <mask>"
+    joiner = "" if lang == "zh" else " "
+    text = template.replace(pattern, (joiner + tokenizer.mask_token) * len(trait_ids)).replace("<group>", group)
+    ids = tokenizer.encode(text, return_tensors="pt")
+    positions = (ids[0] == tokenizer.mask_token_id).nonzero()[:, 0].tolist()
+    head = model.cls.predictions
+    weights = np.concatenate(
+        [head.decoder.weight.detach().double().numpy(), head.decoder.bias.detach().double().numpy()[:, None]], axis=1
+    )
+    total = 0.0
+    with torch.no_grad():
+        for position, target in zip(positions, trait_ids):
+            hidden = model(ids, output_hidden_states=True).hidden_states[-1][0, position]
+            x = np.append(head.transform(hidden).double().numpy(), 1.0)
+            with np.errstate(invalid="ignore"):
+                total += float(np.log(1 - np.linalg.norm(_iterative_update(weights, x, target) - weights)))
+            ids[0, position] = target
+    return total
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Tiny models run ~20x faster with one intra-op thread on a loaded machine (restored afterwards)."""
+    import torch
+
+    saved = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(saved)
+
+
+ONE_THREAD = {"OMP_NUM_THREADS": "1"}
+
+
+@pytest.fixture(scope="module")
+def ru_set_run(tiny_bert: Path, tmp_path_factory: pytest.TempPathFactory) -> LmEvalRun:
+    args = ["--model", "hf-mlm", "--model_args", f"pretrained={tiny_bert},dtype=float32", "--device", "cpu"]
+    args += ["--batch_size", "8", "--tasks", "stereotype_leakage_mlm_ru", "--limit", "2", "--log_samples"]
+    return run_lm_eval(args, tmp_path_factory.mktemp("leak_ru"), env=ONE_THREAD)
+
+
+def test_set_task_equals_the_reference_loop_per_item(ru_set_run: LmEvalRun, tiny_bert: Path) -> None:
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    model = AutoModelForMaskedLM.from_pretrained(tiny_bert).eval()
+    tokenizer = AutoTokenizer.from_pretrained(tiny_bert)
+    samples = ru_set_run.samples["stereotype_leakage_mlm_ru"]
+    assert len(samples) == 2
+    for sample in samples:
+        doc, item = sample["doc"], sample["n_leaks"]
+        assert doc["template_id"] == "sing_plur10-fem" and doc["prior_trait_word"] != doc["trait_word"]
+        prior = _reference_set(
+            model, tokenizer, doc["prior_template"], doc["prior_word"], doc["prior_trait_word"], "ru"
+        )
+        assert item["prior"] == pytest.approx(prior, rel=1e-5, abs=1e-7)
+        for group in doc["groups"]:
+            expected = _reference_set(model, tokenizer, doc["template"], group["word"], doc["trait_word"], "ru") - prior
+            assert item["associations"][group["name"]] == pytest.approx(expected, rel=1e-5, abs=1e-7)
+    results = ru_set_run.results["results"]["stereotype_leakage_mlm_ru"]
+    assert results["score,none"] == "set" and results["scored_cells,none"] == 2 * 19
+    assert results["nan_scores,none"] == 0 and results["n_leaks,none"] in (0, 1, 2, 3)
+
+
+def test_set_scores_do_not_depend_on_the_batch_size(ru_set_run: LmEvalRun, tiny_bert: Path) -> None:
+    from lm_eval.api.instance import Instance
+
+    from lm_eval_stereo.models.masked_lm import HFMaskedLM
+    from lm_eval_stereo.tasks.stereotype_leakage.task_mlm import masked_requests
+
+    lm = HFMaskedLM(pretrained=str(tiny_bert), device="cpu", batch_size=1, dtype="float32")
+    sample = ru_set_run.samples["stereotype_leakage_mlm_ru"][0]
+    requests = [
+        Instance(request_type=kind, doc={}, arguments=args, idx=i)
+        for i, (kind, args) in enumerate(masked_requests(sample["doc"], "ru", "set"))
+    ]
+    totals = [sum(scores) for scores in lm.masked_sensitivity(requests)]
+    expected = sample["n_leaks"]
+    assert totals[0] == pytest.approx(expected["prior"], rel=1e-6)
+    for group, total in zip(sample["doc"]["groups"], totals[1:]):
+        assert total - totals[0] == pytest.approx(expected["associations"][group["name"]], rel=1e-5, abs=1e-7)
+
+
+def test_ilps_option_serves_masked_lms_without_a_bert_head(tiny_xlmr: Path, tmp_path: Path) -> None:
+    args = ["--model", "hf-mlm", "--model_args", f"pretrained={tiny_xlmr},dtype=float32", "--device", "cpu"]
+    args += ["--tasks", "stereotype_leakage_mlm_en", "--limit", "1", "--log_samples"]
+    run = run_lm_eval([*args, "--metadata", json.dumps({"score": "ilps"})], tmp_path, env=ONE_THREAD)
+    results = run.results["results"]["stereotype_leakage_mlm_en"]
+    assert results["score,none"] == "ilps" and results["scored_cells,none"] == 30
+    values = list(run.samples["stereotype_leakage_mlm_en"][0]["n_leaks"]["associations"].values())
+    assert np.isfinite(values).all() and np.count_nonzero(values) > 20
+
+
+def test_set_on_a_head_it_cannot_use_names_the_ilps_option(tiny_xlmr: Path) -> None:
+    from lm_eval.api.instance import Instance
+
+    from lm_eval_stereo.models.masked_lm import HFMaskedLM
+
+    lm = HFMaskedLM(pretrained=str(tiny_xlmr), device="cpu", batch_size=2, dtype="float32")
+    arguments = ("The woman is", "warm", ".", " ")
+    request = Instance("masked_sensitivity", {}, arguments, 0, ("stereotype_leakage_mlm_en", 0, 1))
+    with pytest.raises(ValueError, match="""stereotype_leakage_mlm_en.*XLMRobertaForMaskedLM.*'{"score": "ilps"}'"""):
+        lm.masked_sensitivity([request])
+
+
+def test_masked_tasks_need_a_masked_lm_with_a_mask_token(tiny_bert: Path) -> None:
+    from transformers import AutoTokenizer
+
+    from lm_eval_stereo.models.sensitivity import sensitivity_inputs
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_bert)
+    tokenizer.mask_token = None
+    with pytest.raises(ValueError, match="mask token"):
+        sensitivity_inputs(tokenizer, "The woman is", "warm", ".", " ")

@@ -20,6 +20,8 @@ Request semantics (every log-probability is a natural log):
   sub-tokens < i, one mask for sub-token i and drops the later ones (one ``[MASK]`` per input).
 - ``next_sentence(first, second)`` -> ``log P(IsNext)`` = log-softmax of the NSP logits for
   ``[CLS] first [SEP] second [SEP]`` (segment ids 0 / 1).
+- ``masked_sensitivity(left, trait, right, separator)`` -> SeT per trait sub-token (BERT-family heads;
+  :mod:`lm_eval_stereo.models.sensitivity`).
 - ``generate_until``: not supported (error).
 
 Every input is ``prefix + tokens + suffix`` with the tokenizer's CLS/SEP (or BOS/EOS) tokens. Masked copies of all
@@ -393,6 +395,14 @@ class HFMaskedLM(HFLM):
 
         self._batched(order, run)
         return out
+
+    # ------------------------------------------------------------------ SeT (stereotype leakage)
+
+    def masked_sensitivity(self, requests: list[Instance], disable_tqdm: bool = False) -> list[list[float]]:
+        """SeT per trait sub-token for each (left, trait, right, separator): :mod:`lm_eval_stereo.models.sensitivity`."""
+        from lm_eval_stereo.models.sensitivity import score_requests
+
+        return score_requests(self, requests)
 
     def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:
         raise NotImplementedError(

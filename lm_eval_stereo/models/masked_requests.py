@@ -1,4 +1,4 @@
-"""Custom request types for masked-LM tasks (``masked_span``, ``next_sentence``) and the task class that makes them.
+"""Custom request types for masked-LM tasks (``masked_span``, ``next_sentence``, ``masked_sensitivity``) and the task class that makes them.
 
 lm-eval 0.4.13 runs every request type by calling ``getattr(lm, request_type)(instances)``, so a task may emit request
 types that only ``--model hf-mlm`` (:class:`lm_eval_stereo.models.masked_lm.HFMaskedLM`) serves:
@@ -6,6 +6,8 @@ types that only ``--model hf-mlm`` (:class:`lm_eval_stereo.models.masked_lm.HFMa
 - ``masked_span``: arguments ``(left, span, right, mode)``, mode ``"l2r"``, ``"all"`` or ``"l2r_single"``;
   response ``list[float]``, the natural-log probability of each sub-token of ``span``.
 - ``next_sentence``: arguments ``(first, second)``; response ``float``, natural log P(IsNext).
+- ``masked_sensitivity``: arguments ``(left, trait, right, separator)``; response ``list[float]``, the SeT score of each
+  sub-token of ``trait`` (:mod:`lm_eval_stereo.models.sensitivity`, BERT-family heads).
 - ``loglikelihood`` / ``loglikelihood_rolling`` work too (pseudo-log-likelihoods with ``hf-mlm``).
 
 A :class:`MaskedLMTask` subclass implements :meth:`MaskedLMTask.doc_to_requests` (doc → ``[(request_type,
