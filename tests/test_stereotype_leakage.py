@@ -306,14 +306,20 @@ def test_set_scores_do_not_depend_on_the_batch_size(ru_set_run: LmEvalRun, tiny_
         assert total - totals[0] == pytest.approx(expected["associations"][group["name"]], rel=1e-5, abs=1e-7)
 
 
-def test_ilps_option_serves_masked_lms_without_a_bert_head(tiny_xlmr: Path, tmp_path: Path) -> None:
-    args = ["--model", "hf-mlm", "--model_args", f"pretrained={tiny_xlmr},dtype=float32", "--device", "cpu"]
-    args += ["--tasks", "stereotype_leakage_mlm_en", "--limit", "1", "--log_samples"]
-    run = run_lm_eval([*args, "--metadata", json.dumps({"score": "ilps"})], tmp_path, env=ONE_THREAD)
-    results = run.results["results"]["stereotype_leakage_mlm_en"]
-    assert results["score,none"] == "ilps" and results["scored_cells,none"] == 30
-    values = list(run.samples["stereotype_leakage_mlm_en"][0]["n_leaks"]["associations"].values())
-    assert np.isfinite(values).all() and np.count_nonzero(values) > 20
+def test_ilps_option_serves_masked_lms_without_a_bert_head(tiny_xlmr: Path) -> None:
+    from lm_eval.api.instance import Instance
+
+    from lm_eval_stereo.models.masked_lm import HFMaskedLM
+    from lm_eval_stereo.tasks.stereotype_leakage.task import custom_dataset
+    from lm_eval_stereo.tasks.stereotype_leakage.task_mlm import masked_requests
+
+    doc = custom_dataset("en", "committed", "copy", {"committed": "mlm"})["test"][0]
+    requests = masked_requests(doc, "en", "ilps")
+    assert requests[0] == ("masked_span", ("The person is ", "powerless", ".", "l2r"))
+    lm = HFMaskedLM(pretrained=str(tiny_xlmr), device="cpu", batch_size=4, dtype="float32")
+    instances = [Instance(kind, {}, args, i) for i, (kind, args) in enumerate(requests)]
+    totals = [sum(logps) for logps in lm.masked_span(instances)]
+    assert len(totals) == 31 and np.isfinite(totals).all() and max(totals) < 0 and len(set(totals)) > 20
 
 
 def test_set_on_a_head_it_cannot_use_names_the_ilps_option(tiny_xlmr: Path) -> None:
@@ -337,3 +343,51 @@ def test_masked_tasks_need_a_masked_lm_with_a_mask_token(tiny_bert: Path) -> Non
     tokenizer.mask_token = None
     with pytest.raises(ValueError, match="mask token"):
         sensitivity_inputs(tokenizer, "The woman is", "warm", ".", " ")
+
+
+# ---------------------------------------------------------------------------------------------- causal adaptation
+
+
+def _continuation_logprob(model, tokenizer, context: str, continuation: str) -> float:
+    """log P(continuation | context) as lm_eval's HFLM splits the pair (one encoding of the whole text)."""
+    import torch
+
+    whole = tokenizer(context + continuation)["input_ids"]
+    start = len(tokenizer(context)["input_ids"])
+    ids = torch.tensor([[tokenizer.bos_token_id, *whole]]) if not context else torch.tensor([whole])
+    start = 1 if not context else start
+    with torch.no_grad():
+        logp = torch.log_softmax(model(ids).logits[0].double(), dim=-1)
+    return float(sum(logp[i - 1, ids[0, i]] for i in range(start, ids.shape[1])))
+
+
+def test_causal_task_scores_the_trait_given_the_prefix(tiny_causal: Path, tmp_path: Path) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    args = ["--model", "hf", "--model_args", f"pretrained={tiny_causal},dtype=float32", "--device", "cpu"]
+    args += ["--batch_size", "8", "--tasks", "stereotype_leakage_en", "--limit", "1", "--log_samples"]
+    run = run_lm_eval(args, tmp_path, env=ONE_THREAD)
+    model = AutoModelForCausalLM.from_pretrained(tiny_causal).eval()
+    tokenizer = AutoTokenizer.from_pretrained(tiny_causal)
+    (sample,) = run.samples["stereotype_leakage_en"]
+    doc, item = sample["doc"], sample["n_leaks"]
+    assert doc["template"] == "The <group> is <mask>." and doc["trait_word"] == "powerless"
+    prior = _continuation_logprob(model, tokenizer, "The person is", " powerless.")
+    assert item["prior"] == pytest.approx(prior, rel=1e-4)
+    for group in doc["groups"][:5]:
+        score = _continuation_logprob(model, tokenizer, f"The {group['word']} is", " powerless.")
+        assert item["associations"][group["name"]] == pytest.approx(score - prior, rel=1e-4, abs=1e-5)
+    results = run.results["results"]["stereotype_leakage_en"]
+    assert results["score,none"] == "causal" and results["scored_cells,none"] == 30
+
+
+def test_causal_task_skips_templates_with_the_group_after_the_trait() -> None:
+    from lm_eval_stereo.tasks.stereotype_leakage.task import custom_dataset
+    from lm_eval_stereo.tasks.stereotype_leakage.task_causal import causal_pair
+
+    sets = {"committed": "mlm"}
+    kept = {doc["template_id"] for doc in custom_dataset("en", "committed", "copy", sets, full_sentence=False)["test"]}
+    everything = {doc["template_id"] for doc in custom_dataset("en", "committed", "copy", sets)["test"]}
+    assert everything - kept == {"gt_tg0"} and len(kept) == 34
+    assert causal_pair("The <mask> people are <group>.", "men", "warm", "en", True) == ("", "The warm people are men.")
+    assert causal_pair("<group>是<mask>的。", "女人", "温暖的", "zh", False) == ("女人是", "温暖的的。")

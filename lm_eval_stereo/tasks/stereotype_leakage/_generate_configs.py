@@ -17,6 +17,7 @@ from lm_eval_stereo.tasks.stereotype_leakage.data import LANGUAGES
 #: task family -> its template sets for templates=committed / full
 FAMILIES: dict[str, dict[str, str]] = {
     "stereotype_leakage_mlm": {"committed": "mlm", "full": "mlm_full"},
+    "stereotype_leakage": {"committed": "mlm", "full": "mlm_full"},
 }
 
 

@@ -22,7 +22,7 @@ from lm_eval_stereo.tasks.stereotype_leakage import metrics
 from lm_eval_stereo.tasks.stereotype_leakage.data import LANGUAGES, TRAITS
 from lm_eval_stereo.tasks.stereotype_leakage.data import language as language_code
 from lm_eval_stereo.tasks.stereotype_leakage.human import human_associations
-from lm_eval_stereo.tasks.stereotype_leakage.templates import recipes
+from lm_eval_stereo.tasks.stereotype_leakage.templates import Recipe, mask_pattern, recipes
 
 COMMON_OPTIONS = declare(
     Option(
@@ -54,14 +54,28 @@ COMMON_OPTIONS = declare(
 )
 
 
+def group_before_trait(recipe: Recipe, lang: str) -> bool:
+    """Whether the group (and the prior word) of every template of ``recipe`` precedes the trait slot."""
+    pattern = mask_pattern(lang)
+    return all(t.index("<group>") < t.index(pattern) for t in (recipe.template, recipe.prior_template))
+
+
 def custom_dataset(
-    language: str, templates: str, hi_untrustworthy: str, template_sets: dict[str, str], **metadata: Any
+    language: str,
+    templates: str,
+    hi_untrustworthy: str,
+    template_sets: dict[str, str],
+    full_sentence: bool = True,
+    **metadata: Any,
 ) -> dict[str, datasets.Dataset]:
     """The (template run, trait) documents of ``language`` for the task family's template sets
-    (``template_sets``: ``{"committed": set, "full": set}`` from the task YAML)."""
+    (``template_sets``: ``{"committed": set, "full": set}`` from the task YAML); ``full_sentence=False`` (causal
+    tasks) keeps only the templates whose group precedes the trait."""
     lang = language_code(language)
     docs = []
     for recipe in recipes(lang, template_sets[templates]):
+        if not full_sentence and not group_before_trait(recipe, lang):
+            continue
         for index, trait in enumerate(TRAITS):
             if lang == "hi" and trait == "untrustworthy" and hi_untrustworthy == "empty":
                 continue
