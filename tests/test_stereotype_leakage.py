@@ -391,3 +391,73 @@ def test_causal_task_skips_templates_with_the_group_after_the_trait() -> None:
     assert everything - kept == {"gt_tg0"} and len(kept) == 34
     assert causal_pair("The <mask> people are <group>.", "men", "warm", "en", True) == ("", "The warm people are men.")
     assert causal_pair("<group>是<mask>的。", "女人", "温暖的", "zh", False) == ("女人是", "温暖的的。")
+
+
+# ---------------------------------------------------------------------------------------------- leakage across runs
+
+
+def _write_run(folder: Path, task: str, table: pd.DataFrame, score: str = "set") -> Path:
+    """A fake lm_eval output folder: one logged sample per trait holding the table's row, and a results file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [
+        json.dumps(
+            {"doc_id": i, "n_leaks": {"key": t, "trait": t, "prior": 0.0, "associations": table.loc[t].to_dict()}}
+        )
+        for i, t in enumerate(table.index)
+    ]
+    (folder / f"samples_{task}_2026-01-01T00-00-00.jsonl").write_text("\n".join(lines), encoding="utf-8")
+    (folder / "results_2026-01-01T00-00-00.json").write_text(json.dumps({"results": {task: {"score,none": score}}}))
+    return folder
+
+
+def test_leakage_cli_refits_a_run_and_writes_table_json_and_graph(ru_set_run: LmEvalRun, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    out_json, out_png = tmp_path / "fits.json", tmp_path / "graph.png"
+    command = [sys.executable, "-m", "lm_eval_stereo.cli", "leakage", str(ru_set_run.output_dir)]
+    proc = subprocess.run([*command, "--json", str(out_json), "--png", str(out_png)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "stereotype_leakage_mlm_ru" in proc.stdout and "H_EN α (p)" in proc.stdout
+    fit = json.loads(out_json.read_text())["fits"]["stereotype_leakage_mlm_ru"]
+    results = ru_set_run.results["results"]["stereotype_leakage_mlm_ru"]
+    assert fit["target"] == "ru" and fit["score"] == "set" and fit["mono_task"] is None
+    for lang in data.LANGUAGES:  # the same table, options and fit as the task's own metrics
+        assert fit["coef"][lang] == pytest.approx(results[f"leak_coef_{lang},none"], rel=1e-8, abs=1e-12)
+    assert fit["n_leaks"] == results["n_leaks,none"] and fit["cells"] == results["cells,none"]
+    assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_leakage_cli_uses_the_mono_table_as_covariate(tmp_path: Path) -> None:
+    from lm_eval_stereo.tasks.stereotype_leakage import across_runs
+
+    humans, mono = _fixture_tables(seed=1)
+    rng = np.random.default_rng(2)
+    multi = 0.3 * mono + 0.2 * humans["hi"].fillna(0) + 0.01 * rng.normal(size=mono.shape)
+    _write_run(tmp_path / "multi", "stereotype_leakage_mlm_en", multi)
+    _write_run(tmp_path / "mono", "stereotype_leakage_mlm_en", mono)
+    report = across_runs.fit_runs(
+        across_runs.read_tables(tmp_path / "multi"), across_runs.read_tables(tmp_path / "mono")
+    )
+    fit = report["fits"]["stereotype_leakage_mlm_en"]
+    assert fit["mono_task"] == "stereotype_leakage_mlm_en" and fit["mono_coef"] == pytest.approx(0.3, rel=0.02)
+    assert fit["coef"]["hi"] == pytest.approx(0.2 * 100, rel=0.02)  # x100: the reference scaling of SeT
+    assert fit["leaks"] == ["hi"] and report["edges"][0]["source"] == "hi" and report["edges"][0]["target"] == "en"
+
+
+def test_leakage_cli_rejects_folders_without_leakage_samples(tmp_path: Path, capsys) -> None:
+    from lm_eval_stereo.tasks.stereotype_leakage import across_runs
+
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "results_x.json").write_text(json.dumps({"results": {"gest_en": {}}}))
+    with pytest.raises(SystemExit) as stopped:
+        across_runs.main([str(other), "--no-png", "--json", str(tmp_path / "x.json")])
+    assert stopped.value.code == 2 and "no logged samples of stereotype_leakage* tasks" in capsys.readouterr().err
+    (other / "results_y.json").write_text(json.dumps({"results": {"stereotype_leakage_mlm_en": {}}}))
+    with pytest.raises(SystemExit):
+        across_runs.main([str(other), "--no-png"])
+    assert "--log_samples" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        across_runs.main([str(tmp_path / "missing"), "--no-png"])
+    assert "is not a folder" in capsys.readouterr().err

@@ -74,7 +74,8 @@ def leakage_frame(
 ) -> pd.DataFrame:
     """Long table (one row per group x trait cell) with columns trait, group, model, H_EN ... H_HI [, mono].
 
-    ``scale`` multiplies the model (and mono) scores (reference: :data:`REFERENCE_SCALE`); ``unrated`` is "zero"
+    ``scale`` multiplies the model scores (reference: :data:`REFERENCE_SCALE`; ``mono`` enters as given, scaled by
+    the caller); ``unrated`` is "zero"
     (unrated human cells -> 0, the reference) or "drop" (cells unrated in any language left out).
     """
     if unrated not in UNRATED_RULES:
@@ -89,7 +90,7 @@ def leakage_frame(
     for lang, table in humans.items():
         frame[human_column(lang)] = table.loc[list(TRAITS), list(GROUPS)].to_numpy(dtype=float).ravel()
     if mono is not None:
-        frame["mono"] = mono.loc[list(TRAITS), list(GROUPS)].to_numpy(dtype=float).ravel() * scale
+        frame["mono"] = mono.loc[list(TRAITS), list(GROUPS)].to_numpy(dtype=float).ravel()
     columns = [human_column(lang) for lang in humans]
     if unrated == "zero":
         frame[columns] = frame[columns].fillna(0.0)
