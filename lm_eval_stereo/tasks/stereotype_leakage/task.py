@@ -30,7 +30,7 @@ COMMON_OPTIONS = declare(
         "committed",
         choice("committed", "full"),
         "committed: the reference's template subsets "
-        "(mBERT Hindi = comp only, mT5 zh/ru subsets); full: every template of the language",
+        "(mBERT: Hindi = the comp pair only); full: every template of the language (monolingual-BERT sets)",
     ),  # fmt: skip
     Option(
         "unrated",
@@ -43,7 +43,7 @@ COMMON_OPTIONS = declare(
         "reference",
         choice("reference", "none"),
         "multiply the model scores as the reference does "
-        "(x100 masked LMs, x10 mT5) or not; changes the coefficients, not the p-values",
+        "(x100 masked LMs, x1 causal) or not; changes the coefficients, not the p-values",
     ),  # fmt: skip
     Option(
         "hi_untrustworthy",
