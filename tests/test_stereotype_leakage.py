@@ -461,3 +461,53 @@ def test_leakage_cli_rejects_folders_without_leakage_samples(tmp_path: Path, cap
     with pytest.raises(SystemExit):
         across_runs.main([str(tmp_path / "missing"), "--no-png"])
     assert "is not a folder" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------- seq2seq (mT5 ILPS)
+
+
+def _reference_ilps(model, tokenizer, sentence: str, trait: str) -> float:
+    """The reference's ``get_log_prob``: minus the mean cross-entropy of "<extra_id_0>{trait} <extra_id_1></s>"."""
+    import torch
+
+    input_ids = tokenizer(sentence, return_tensors="pt").input_ids
+    labels = tokenizer(f"<extra_id_0>{trait} <extra_id_1>", return_tensors="pt").input_ids
+    with torch.no_grad():
+        return -float(model(input_ids=input_ids, labels=labels).loss)
+
+
+def test_seq2seq_task_equals_the_reference_mean_log_probability(tmp_path: Path) -> None:
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    from lm_eval_stereo.testing.tiny_models import build_t5
+
+    t5 = build_t5(tmp_path / "t5", seed=0)
+    args = ["--model", "hf", "--model_args", f"pretrained={t5},backend=seq2seq,dtype=float32", "--device", "cpu"]
+    args += ["--batch_size", "8", "--tasks", "stereotype_leakage_seq2seq_ru", "--limit", "1", "--log_samples"]
+    run = run_lm_eval(args, tmp_path / "out", env=ONE_THREAD)
+    model = AutoModelForSeq2SeqLM.from_pretrained(t5).eval()
+    tokenizer = AutoTokenizer.from_pretrained(t5)
+    (sample,) = run.samples["stereotype_leakage_seq2seq_ru"]
+    doc, item = sample["doc"], sample["n_leaks"]
+    assert doc["template_id"] == "sing_plur10-fem" and doc["separate_prior_traits"]
+    fill = doc["template"].replace("<mask>", "<extra_id_0>").replace
+    prior = _reference_ilps(model, tokenizer, fill("<group>", doc["prior_word"]), doc["prior_trait_word"])  # no space
+    assert item["prior"] == pytest.approx(prior, rel=1e-5)
+    for group in doc["groups"][:5]:
+        score = _reference_ilps(model, tokenizer, fill("<group>", group["word"]), " " + doc["trait_word"])
+        assert item["associations"][group["name"]] == pytest.approx(score - prior, abs=1e-5)  # float32 losses
+    results = run.results["results"]["stereotype_leakage_seq2seq_ru"]
+    assert results["score,none"] == "seq2seq" and results["scored_cells,none"] == 19
+
+
+def test_seq2seq_inputs_and_template_subsets() -> None:
+    from lm_eval_stereo.tasks.stereotype_leakage.task_seq2seq import seq2seq_pair
+
+    assert seq2seq_pair("<group>是<mask>的。", "女人", "弱小的", "zh") == (
+        "女人是 <extra_id_0>的。",
+        "<extra_id_0>弱小的 <extra_id_1>",
+    )
+    assert seq2seq_pair("The <group> is <mask>.", "man", " warm", "en") == (
+        "The man is <extra_id_0>.",
+        "<extra_id_0> warm <extra_id_1>",
+    )

@@ -18,6 +18,7 @@ from lm_eval_stereo.tasks.stereotype_leakage.data import LANGUAGES
 FAMILIES: dict[str, dict[str, str]] = {
     "stereotype_leakage_mlm": {"committed": "mlm", "full": "mlm_full"},
     "stereotype_leakage": {"committed": "mlm", "full": "mlm_full"},
+    "stereotype_leakage_seq2seq": {"committed": "seq2seq", "full": "mlm_full"},
 }
 
 

@@ -32,9 +32,9 @@ from lm_eval_stereo.tasks.stereotype_leakage.data import GROUPS, LANGUAGES, TRAI
 
 #: significance level of a leakage edge
 ALPHA = 0.05
-#: the reference's scaling of the model scores before the regression (``mixed_effect.py``: mBERT and BERT x100);
-#: ILPS of masked LMs takes the masked-LM factor, the causal adaptation none
-REFERENCE_SCALE: dict[str, float] = {"set": 100.0, "ilps": 100.0, "causal": 1.0}
+#: the reference's scaling of the model scores before the regression (``mixed_effect.py``: mBERT and BERT x100, mT5
+#: x10); ILPS of masked LMs takes the masked-LM factor, the causal adaptation none
+REFERENCE_SCALE: dict[str, float] = {"set": 100.0, "ilps": 100.0, "seq2seq": 10.0, "causal": 1.0}
 UNRATED_RULES = ("zero", "drop")
 
 

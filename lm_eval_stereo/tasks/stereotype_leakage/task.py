@@ -89,6 +89,7 @@ def custom_dataset(
                     "trait": trait,
                     "trait_word": recipe.traits[index],
                     "prior_trait_word": recipe.prior_traits[index],
+                    "separate_prior_traits": recipe.prior_traits != recipe.traits,
                     "groups": [{"name": name, "word": word} for name, word in recipe.groups],
                 }
             )
