@@ -212,6 +212,8 @@ def test_vendored_lists_equal_the_mirror_extraction() -> None:
     assert lists["ru"]["templates"]["seq2seq"] == derived["mt5_ru"]["tplts"]
     assert lists["hi"]["templates"]["mlm_full"]["fem"] == derived["bert_hi"]["tplts_fem"]
     assert lists["zh"]["traits"]["trait"] == derived["mbert_zh"]["traits"]
+    # the English model-code trait names (egotistic, low-status, ...) are index-aligned with the human tables' rows
+    assert [data.canonical_trait(word) for word in lists["en"]["traits"]["trait"]] == list(data.TRAITS)
     assert sorted(lists["ru"]["groups"]["csgroup_fem"]) == sorted(derived["mbert_ru"]["csgroup"]["feminine"])
     assert sorted(lists["hi"]["groups"]["pgroup2"]) == sorted(derived["bert_hi"]["pgroup2"])
 
