@@ -25,6 +25,8 @@ Request semantics (every log-probability is a natural log):
   ``[CLS] first [SEP] second [SEP]`` (segment ids 0 / 1), as the reference compares float32 probabilities.
 - ``masked_fill(text, target)`` -> the log-probability of token id ``target`` at the FIRST mask token of ``text``,
   the text tokenised as it is (see :meth:`HFMaskedLM.masked_fill`).
+- ``masked_sensitivity(left, trait, right, separator)`` -> SeT per trait sub-token (BERT-family heads;
+  :mod:`lm_eval_stereo.models.sensitivity`).
 - ``generate_until``: not supported (error).
 
 Every input is ``prefix + tokens + suffix`` with the tokenizer's CLS/SEP (or BOS/EOS) tokens. Masked copies of all
@@ -462,6 +464,14 @@ class HFMaskedLM(HFLM):
             tokens, start, _ = self._windowed(ids, position, position + 1, "a masked_fill text")
             copies.append(MaskedCopy(tuple(tokens), (start,), (int(target),), owner, (0,)))
         return [scores[0][0] for scores in self._score(copies, len(requests))]
+
+    # ------------------------------------------------------------------ SeT (stereotype leakage)
+
+    def masked_sensitivity(self, requests: list[Instance], disable_tqdm: bool = False) -> list[list[float]]:
+        """SeT per trait sub-token for each (left, trait, right, separator): :mod:`lm_eval_stereo.models.sensitivity`."""
+        from lm_eval_stereo.models.sensitivity import score_requests
+
+        return score_requests(self, requests)
 
     def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:
         raise NotImplementedError(

@@ -1,5 +1,5 @@
-"""Custom request types for masked-LM tasks (``masked_span``, ``next_sentence``, ``shared_tokens``) and the task
-class that makes them.
+"""Custom request types for masked-LM tasks (``masked_span``, ``next_sentence``, ``shared_tokens``,
+``masked_sensitivity``) and the task class that makes them.
 
 lm-eval 0.4.13 runs every request type by calling ``getattr(lm, request_type)(instances)``, so a task may emit request
 types that only ``--model hf-mlm`` (:class:`lm_eval_stereo.models.masked_lm.HFMaskedLM`) serves:
@@ -15,6 +15,8 @@ types that only ``--model hf-mlm`` (:class:`lm_eval_stereo.models.masked_lm.HFMa
   ``logprob_<side>`` (its natural log-softmax) and ``hit_<side>`` (gold token = arg-max), ``side`` in more/less;
   ``tokens`` (length of the longer encoding) and ``overlength`` (longer than the model's window: not scored, the
   lists are empty).
+- ``masked_sensitivity``: arguments ``(left, trait, right, separator)``; response ``list[float]``, the SeT score of each
+  sub-token of ``trait`` (:mod:`lm_eval_stereo.models.sensitivity`, BERT-family heads).
 - ``loglikelihood`` / ``loglikelihood_rolling`` work too (pseudo-log-likelihoods with ``hf-mlm``).
 
 A :class:`MaskedLMTask` subclass implements :meth:`MaskedLMTask.doc_to_requests` (doc → ``[(request_type,

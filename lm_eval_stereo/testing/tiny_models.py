@@ -271,3 +271,49 @@ def build_xlmr(directory: str | Path, seed: int = 0, shape: str = "tiny") -> Pat
 
 BUILDERS["bert"] = build_bert
 BUILDERS["xlmr"] = build_xlmr
+
+#: T5 sentinel tokens of the tiny seq2seq model (mT5 has 100; the stereotype-leakage tasks use the first two)
+T5_SENTINELS = [f"<extra_id_{i}>" for i in range(10)]
+
+
+def build_t5_tokenizer():
+    """A Unigram tokenizer in T5 style: ``</s>`` appended, ``<extra_id_N>`` sentinels as special tokens."""
+    from tokenizers import processors
+    from transformers import PreTrainedTokenizerFast
+
+    base = build_unigram_tokenizer()
+    raw = base.backend_tokenizer
+    raw.post_processor = processors.TemplateProcessing(
+        single="$A </s>", pair="$A </s> $B </s>", special_tokens=[("</s>", base.eos_token_id)]
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=raw,
+        eos_token="</s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        additional_special_tokens=T5_SENTINELS,
+    )
+
+
+def build_t5(directory: str | Path, seed: int = 0, shape: str = "tiny") -> Path:
+    """Write a seeded ``T5ForConditionalGeneration`` (mT5-style seq2seq) with sentinel tokens to ``directory``."""
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    dims = MASKED_SHAPES[shape]
+    tokenizer = build_t5_tokenizer()
+    config = T5Config(
+        vocab_size=len(tokenizer),
+        d_model=dims["hidden"],
+        d_kv=dims["hidden"] // dims["heads"],
+        d_ff=4 * dims["hidden"],
+        num_layers=dims["layers"],
+        num_decoder_layers=dims["layers"],
+        num_heads=dims["heads"],
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.pad_token_id,
+    )
+    return save_seeded(directory, T5ForConditionalGeneration, config, tokenizer, seed)
+
+
+BUILDERS["t5"] = build_t5

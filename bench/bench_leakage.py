@@ -1,0 +1,131 @@
+"""SeT scoring throughput of ``hf-mlm`` against a reference-style loop (``make bench``; stereotype leakage).
+
+Both compute the association SeT(template with group, trait) − SeT(template with prior word, trait) of the same English
+cells (one template of ``stereotype_leakage_mlm_en`` × groups × traits; the reference-style loop is slow) with the same seeded random bert-base-like model
+(WordPiece vocab ~30k, width 768, 2 layers). The reference-style loop follows ``quick_sens_v2.wordasso``: for every
+(group, trait) it rescores the prior-word sentence, runs one unpadded forward pass per trait sub-token without
+``no_grad``, and solves the minimal output-layer update iteratively in numpy (``multiclass_update``, sortedness check
+included). ``hf-mlm`` (request ``masked_sensitivity``) scores every distinct input once, in length-sorted batches, and
+uses the closed form. Figures are associations (cells) per second.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from lm_eval_stereo.testing.tiny_models import build_bert
+
+TEMPLATE = "The <group> is <mask>."
+GROUPS = ("woman", "man", "immigrant", "software engineer")
+TRAITS = ("powerless", "powerful", "untrustworthy", "likable", "irrational", "warm")
+PRIOR = "person"
+
+
+def _squish(z: np.ndarray) -> np.ndarray:
+    """Unclipped pooling projection of z (z[1:] sorted decreasing) onto {x_0 >= x_i}, checking the order first."""
+    assert all(z[i] >= z[i + 1] for i in range(1, len(z) - 1))
+    mu, last = z[0], len(z) - 1
+    for k in range(1, len(z)):
+        if z[k] <= mu:
+            last = k - 1
+            break
+        mu = mu * k / (k + 1) + z[k] / (k + 1)
+    x = z.copy()
+    x[: last + 1] = mu
+    return x
+
+
+def _update_norm(weights: np.ndarray, x: np.ndarray, j: int) -> float:
+    a = weights @ x
+    c = (a - a[j] + 1) / (x @ x)
+    c[j] = 0
+    order = np.argsort(-c)
+    order = np.concatenate([[j], order[order != j]])
+    delta = _squish(c[order])[np.argsort(order)] - c
+    return float(np.linalg.norm(np.outer(delta, x)))
+
+
+def reference_set(model, tokenizer, weights: np.ndarray, template: str, word: str, trait: str) -> float:
+    """SeT of one filled template, one forward pass per sub-token, gradients tracked as in the reference."""
+    trait_ids = tokenizer.encode(trait)[1:-1]
+    text = template.replace(" <mask>", (" " + tokenizer.mask_token) * len(trait_ids)).replace("<group>", word)
+    ids = tokenizer.encode(text, return_tensors="pt")
+    positions = (ids[0] == tokenizer.mask_token_id).nonzero()[:, 0].tolist()
+    total = 0.0
+    for position, target in zip(positions, trait_ids):
+        hidden = model(ids, output_hidden_states=True).hidden_states[-1][0, position]
+        x = np.append(model.cls.predictions.transform(hidden).detach().numpy(), 1.0)
+        total += float(np.log(1 - _update_norm(weights, x, target)))
+        ids[0, position] = target
+    return total
+
+
+def measure(directory: Path, quick: bool) -> dict:
+    from lm_eval.api.instance import Instance
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    from lm_eval_stereo.models.masked_lm import HFMaskedLM
+    from lm_eval_stereo.tasks.stereotype_leakage.templates import split
+
+    groups, traits = (GROUPS[:2], TRAITS[:2]) if quick else (GROUPS, TRAITS)
+    cells = [(TEMPLATE, g, trait) for g in groups for trait in traits]
+    tokenizer = AutoTokenizer.from_pretrained(directory)
+    model = AutoModelForMaskedLM.from_pretrained(directory).eval()
+    head = model.cls.predictions.decoder
+    weights = np.concatenate([head.weight.detach().numpy(), head.bias.detach().numpy()[:, None]], axis=1)
+    start = time.perf_counter()
+    expected = [
+        reference_set(model, tokenizer, weights, t, g, trait)
+        - reference_set(model, tokenizer, weights, t, PRIOR, trait)
+        for t, g, trait in cells
+    ]
+    reference_s = time.perf_counter() - start
+    lm = HFMaskedLM(pretrained=str(directory), device="cpu", batch_size=64)
+    requests = []
+    for t, g, trait in cells:
+        for word in (g, PRIOR):
+            left, separator, right = split(t, word, "en")
+            requests.append(Instance("masked_sensitivity", {}, (left, trait, right, separator), len(requests)))
+    start = time.perf_counter()
+    totals = [sum(scores) for scores in lm.masked_sensitivity(requests)]
+    ours_s = time.perf_counter() - start
+    got = [totals[2 * i] - totals[2 * i + 1] for i in range(len(cells))]
+    max_diff = max(abs(a - b) for a, b in zip(got, expected, strict=True))
+    return {
+        "cells": len(cells),
+        "vocab_size": len(tokenizer),
+        "reference_cells_per_s": len(cells) / reference_s,
+        "hf_mlm_cells_per_s": len(cells) / ours_s,
+        "speedup": reference_s / ours_s,
+        "max_abs_diff": max_diff,
+        "same_numbers": max_diff <= 1e-4,
+    }
+
+
+def run(quick: bool = False) -> dict:
+    """Build the model, time both implementations on the same cells, check they agree."""
+    torch.manual_seed(0)
+    with tempfile.TemporaryDirectory() as tmp:
+        r = measure(build_bert(Path(tmp) / "bench", seed=0, shape="bench"), quick)
+    lines = [
+        "## Stereotype leakage: SeT scoring — hf-mlm vs reference-style loop",
+        "",
+        f"CPU, {torch.get_num_threads()} threads; bert-base-like random model (width 768, 2 layers); associations "
+        "(group − prior) per second (higher is better). The reference-style loop rescores the prior word for every "
+        "group and runs one unbatched forward pass per sub-token without no_grad.",
+        "",
+        "| cells | vocab | reference cells/s | hf-mlm cells/s | speed-up | max |Δ| | same numbers |",
+        "|---|---|---|---|---|---|---|",
+        f"| {r['cells']} | {r['vocab_size']} | {r['reference_cells_per_s']:.2f} | {r['hf_mlm_cells_per_s']:.2f} | "
+        f"{r['speedup']:.2f}x | {r['max_abs_diff']:.2e} | {r['same_numbers']} |",
+    ]
+    return {"markdown": "\n".join(lines) + "\n", "json": {"set_scoring": r}}
+
+
+if __name__ == "__main__":
+    print(run(quick=True)["markdown"])
