@@ -24,6 +24,13 @@ BOOKKEEPING = (
     "n_classified",
     "normalization",
     "gender_classifier",
+    "pairs",
+    "identical_pairs",
+    "overlength_pairs",
+    "no_shared_pairs",
+    "nan_pairs",
+    "roundtrip_mismatches",
+    "unscorable_tokens",
 )
 
 
