@@ -21,7 +21,10 @@ from lm_eval_stereo.report_ideals import ideal_for
 from lm_eval_stereo.report_runs import Finding, Run, is_nan, is_number, load_runs
 
 #: bookkeeping counts, summed over the members of a group
-COUNT_METRICS = ("count", "ties", "unscored", "nan_pairs", "n_generations", "n_classified", "undetected")
+COUNT_METRICS = (
+    "count", "ties", "unscored", "n_generations", "n_classified", "undetected", "pairs", "identical_pairs",
+    "overlength_pairs", "no_shared_pairs", "nan_pairs", "roundtrip_mismatches", "unscorable_tokens",
+)  # fmt: skip
 #: bookkeeping shares, pooled over the members of a group (weighted by each member's items)
 SHARE_METRICS = ("undetermined", "empty", "unclassified_share", "detection_yield")
 
