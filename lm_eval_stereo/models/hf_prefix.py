@@ -109,6 +109,12 @@ class HFPrefixLM(HFLM):
         spans = [span for span in spans if isinstance(span, int) and span > 0]
         return min(spans) if spans else None
 
+    def pack(self, requests: Sequence[TokenRequest]) -> list[Row]:
+        """The model's rows: at most ``max_length`` nodes, attention cost ``1 / hidden size``."""
+        config = getattr(self.model.config, "text_config", None) or self.model.config
+        hidden = getattr(config, "hidden_size", None) or 1024
+        return pack_rows(requests, self.max_length, self.max_tree_depth, attention_cost=1 / hidden)
+
     # --- scoring -----------------------------------------------------------------------------------------------------
 
     def _loglikelihood_tokens(
@@ -151,7 +157,7 @@ class HFPrefixLM(HFLM):
         disable_tqdm: bool = False,
         fixed_batch_size: int | None = None,
     ) -> list[tuple[float, bool]]:
-        rows = pack_rows(self.token_requests(requests), self.max_length, self.max_tree_depth)
+        rows = self.pack(self.token_requests(requests))
         # longest first; chains (no branching) and trees are batched apart: a batch of chains needs no 4D mask
         rows.sort(key=lambda row: (-len(row), not row.is_chain))
         batch_size = fixed_batch_size or self._rows_batch_size(rows)
