@@ -2,7 +2,8 @@
 
 ``lm-eval-stereo tasks-path`` prints the installed task folder; ``lm-eval-stereo build-tiny-model DIR`` writes the
 seeded tiny models used by the demo and the tests; ``lm-eval-stereo report OUTPUT_PATH`` prints the headline metrics
-with their confidence intervals from an lm_eval results file or output folder; anything else is passed unchanged to lm_eval's own command line,
+with their confidence intervals from an lm_eval results file or output folder; ``lm-eval-stereo inventory --tokenizer
+NAME`` prints the requests and tokens per task (:mod:`lm_eval_stereo.inventory`); anything else is passed unchanged to lm_eval's own command line,
 with the plugin's tasks and models registered whatever ``LM_EVAL_STEREO_AUTOLOAD`` says. ``--tasks list`` (which
 lm_eval 0.4.13 replaced by ``lm_eval ls tasks``) works as before (see :mod:`lm_eval_stereo._autoload`).
 """
@@ -47,6 +48,10 @@ def main(argv: list[str] | None = None) -> int:
         return _build_tiny_model(argv[1:])
     if argv[:1] == ["report"]:
         return _report(argv[1:])
+    if argv[:1] == ["inventory"]:
+        from lm_eval_stereo.inventory import main as inventory
+
+        return inventory(argv[1:])
     from lm_eval_stereo._autoload import activate
 
     activate()

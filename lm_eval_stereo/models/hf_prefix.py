@@ -35,7 +35,7 @@ from lm_eval.models.huggingface import HFLM
 from lm_eval.models.utils_hf import clear_torch_cache
 from tqdm import tqdm
 
-from lm_eval_stereo.models.prefix_tree import Row, TokenRequest, pack_rows
+from lm_eval_stereo.models.prefix_tree import Row, TokenRequest, pack_rows, truncate
 
 eval_logger = logging.getLogger(__name__)
 
@@ -133,16 +133,8 @@ class HFPrefixLM(HFLM):
 
     def token_requests(self, requests: Sequence[EncodedRequest]) -> list[TokenRequest]:
         """HFLM's checks and left truncation of each (context, continuation) token pair."""
-        out, truncated = [], 0
-        for index, (_, context_enc, continuation_enc) in enumerate(requests):
-            if not context_enc or not continuation_enc or len(continuation_enc) > self.max_length:
-                raise ValueError(
-                    f"request {index}: context and continuation must be non-empty and the continuation at most "
-                    f"{self.max_length} tokens (got {len(context_enc)} and {len(continuation_enc)})"
-                )
-            whole = context_enc + continuation_enc
-            truncated += len(whole) > self.max_length + 1
-            out.append(TokenRequest(index, tuple(whole[-(self.max_length + 1) :]), len(continuation_enc)))
+        out = truncate([(context, continuation) for _, context, continuation in requests], self.max_length)
+        truncated = sum(len(r.window) < len(requests[r.index][1]) + r.n_scored for r in out)
         if truncated:
             eval_logger.warning(
                 "hf-prefix: %d request(s) longer than the model's %d tokens: contexts truncated from the left",

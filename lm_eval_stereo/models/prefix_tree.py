@@ -89,6 +89,19 @@ class Row:
         return self
 
 
+def truncate(encoded: Sequence[tuple[Sequence[int], Sequence[int]]], max_length: int) -> list[TokenRequest]:
+    """lm_eval ``hf``'s checks and left truncation of (context, continuation) token pairs."""
+    out = []
+    for index, (context, continuation) in enumerate(encoded):
+        if not context or not continuation or len(continuation) > max_length:
+            raise ValueError(
+                f"request {index}: context and continuation must be non-empty and the continuation at most "
+                f"{max_length} tokens (got {len(context)} and {len(continuation)})"
+            )
+        out.append(TokenRequest(index, tuple([*context, *continuation][-(max_length + 1) :]), len(continuation)))
+    return out
+
+
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     """Length of the longest common prefix of ``a`` and ``b``."""
     n = 0
