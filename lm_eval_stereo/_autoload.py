@@ -34,6 +34,7 @@ AUTOLOAD_ENV = "LM_EVAL_STEREO_AUTOLOAD"
 #: plugin model names and their lazy ``module:Class`` targets
 PLUGIN_MODELS: dict[str, str] = {
     "hf-mlm": "lm_eval_stereo.models.masked_lm:HFMaskedLM",
+    "hf-prefix": "lm_eval_stereo.models.hf_prefix:HFPrefixLM",
     "replay": "lm_eval_stereo.models.replay:ReplayLM",
 }
 

@@ -4,7 +4,8 @@
 seeded tiny models used by the demo and the tests; ``lm-eval-stereo report PATH... [--html DIR] [--json FILE]
 [--all-runs]`` compares the headline metrics of the lm_eval runs below the paths across models (see
 :mod:`lm_eval_stereo.report`); ``lm-eval-stereo leakage OUT_MULTI [--mono OUT_MONO]`` fits the stereotype-leakage
-regression on whole runs (:mod:`lm_eval_stereo.tasks.stereotype_leakage.across_runs`); anything else is passed unchanged to lm_eval's own command line, with the plugin's
+regression on whole runs (:mod:`lm_eval_stereo.tasks.stereotype_leakage.across_runs`); ``lm-eval-stereo inventory
+--tokenizer NAME`` prints the requests and tokens per task (:mod:`lm_eval_stereo.inventory`); anything else is passed unchanged to lm_eval's own command line, with the plugin's
 tasks and models registered whatever ``LM_EVAL_STEREO_AUTOLOAD`` says. ``--tasks list`` (which lm_eval 0.4.13
 replaced by ``lm_eval ls tasks``) works as before (see :mod:`lm_eval_stereo._autoload`).
 """
@@ -78,6 +79,10 @@ def main(argv: list[str] | None = None) -> int:
         from lm_eval_stereo.tasks.stereotype_leakage.across_runs import main as leakage
 
         return leakage(argv[1:])
+    if argv[:1] == ["inventory"]:
+        from lm_eval_stereo.inventory import main as inventory
+
+        return inventory(argv[1:])
     from lm_eval_stereo._autoload import activate
 
     activate()

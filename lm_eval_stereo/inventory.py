@@ -1,0 +1,172 @@
+"""Requests and tokens per task, from lm_eval's own request builder (``lm-eval-stereo inventory``).
+
+Each task is built by lm_eval (``TaskManager`` + ``get_task_dict`` + ``task.build_all_requests``); the requests are
+encoded by lm_eval's ``hf`` model code itself (``HFLM.loglikelihood``: ``_encode_pair``, empty context -> prefix token)
+around a stand-in model (one layer, 8 wide) carrying the tokenizer, so no real model is loaded. Counted per task:
+
+- log-likelihood tasks: the input tokens lm_eval's ``hf`` forwards (``(context + continuation)[-(L+1):][:-1]`` per
+  request) and those ``hf-prefix`` forwards (the nodes of its prefix-tree rows, :mod:`lm_eval_stereo.models.prefix_tree`,
+  packed for a model of ``--hidden-size``);
+- generation tasks: the prompt tokens and the most new tokens the requests may generate (``max_gen_toks``).
+
+``--tokenizer bpe32k`` trains a byte-level BPE of 32,000 entries on the counted requests' own texts (no download;
+optimistic for this in-domain text), any other value is a Hugging Face tokenizer name or folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from typing import Any
+
+#: the causal-LM suite (``make demo``'s tasks; gest_pairs needs the pairs file, see tasks/gest/README.md)
+DEFAULT_TASKS = (
+    "stereoset_multi,gest_en,gerbbq_mc,gest_mt,gerbbq,sexist_statements_de_once,stereo_persona_de_once,"
+    "neutral_persona_de_once,gender_persona_de"
+)
+BPE_VOCAB_SIZE = 32_000
+
+
+@dataclass
+class TaskCount:
+    """One task's requests and tokens (``hf_tokens``/``prefix_tokens``: log-likelihood; the rest: generation)."""
+
+    task: str
+    output_type: str
+    documents: int
+    requests: int
+    hf_tokens: int = 0
+    prefix_tokens: int = 0
+    prompt_tokens: int = 0
+    max_new_tokens: int = 0
+
+
+def train_bpe_tokenizer(texts: list[str], vocab_size: int = BPE_VOCAB_SIZE) -> Any:
+    """A byte-level BPE (GPT-2 style) ``PreTrainedTokenizerFast`` trained on ``texts``, BOS = EOS = ``<|endoftext|>``."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    eos = "<|endoftext|>"
+    raw = Tokenizer(models.BPE())
+    raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    raw.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=[eos],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    raw.train_from_iterator(texts, trainer=trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=raw, bos_token=eos, eos_token=eos, unk_token=eos)
+
+
+def leaf_tasks(names: list[str], metadata: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """(name, task) for every task under ``names``, built by lm_eval's ``TaskManager``."""
+    from lm_eval.tasks import TaskManager, get_task_dict
+
+    def walk(tree: dict) -> Iterator[tuple[str, Any]]:
+        for key, value in tree.items():
+            if isinstance(value, dict):
+                yield from walk(value)
+            else:
+                yield key, value
+
+    yield from walk(get_task_dict(names, TaskManager(metadata=metadata)))
+
+
+def stand_in_lm(tokenizer: Any, max_length: int) -> Any:
+    """lm_eval's ``HFLM`` around a one-layer random model with ``tokenizer``, recording the encoded requests."""
+    from lm_eval.models.huggingface import HFLM
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    class Recorder(HFLM):
+        def _loglikelihood_tokens(self, requests, disable_tqdm=False, override_bs=None):
+            self.recorded = requests
+            return [(0.0, False)] * len(requests)
+
+    config = GPT2Config(vocab_size=len(tokenizer), n_positions=max_length, n_layer=1, n_embd=8, n_head=1)
+    return Recorder(pretrained=GPT2LMHeadModel(config), tokenizer=tokenizer, max_length=max_length, batch_size=1)
+
+
+def count_task(name: str, task: Any, lm: Any, hidden_size: int, limit: float | None) -> TaskCount:
+    """Build ``task``'s requests and count them (see the module docstring)."""
+    from lm_eval_stereo.models.prefix_tree import pack_rows, truncate
+
+    task.build_all_requests(limit=limit, rank=0, world_size=1)
+    instances = task.instances
+    count = TaskCount(name, task.OUTPUT_TYPE, len({i.doc_id for i in instances}), len(instances))
+    if task.OUTPUT_TYPE in ("loglikelihood", "multiple_choice"):
+        lm.loglikelihood(instances, disable_tqdm=True)
+        requests = truncate([(ctx, cont) for _, ctx, cont in lm.recorded], lm.max_length)
+        count.hf_tokens = sum(len(r.inputs) for r in requests)
+        rows = pack_rows(requests, lm.max_length, attention_cost=1 / hidden_size)
+        count.prefix_tokens = sum(len(row) for row in rows)
+    elif task.OUTPUT_TYPE == "generate_until":
+        for instance in instances:
+            context, gen_kwargs = instance.args
+            count.prompt_tokens += len(lm.tok_encode(context))
+            count.max_new_tokens += int(gen_kwargs.get("max_gen_toks", lm.max_gen_toks))
+    return count
+
+
+def inventory(
+    tasks: list[str], tokenizer: Any, *, max_length: int, hidden_size: int, limit: float | None, metadata: dict
+) -> list[TaskCount]:
+    """Counts for every task under ``tasks``; ``tokenizer`` an HF tokenizer or ``"bpe32k"``."""
+    built = list(leaf_tasks(tasks, metadata))
+    if tokenizer == "bpe32k":
+        texts = set()
+        for _, task in built:
+            task.build_all_requests(limit=limit, rank=0, world_size=1)
+            texts.update(str(arg) for instance in task.instances for arg in instance.args if isinstance(arg, str))
+        tokenizer = train_bpe_tokenizer(sorted(texts))
+    lm = stand_in_lm(tokenizer, max_length)
+    return [count_task(name, task, lm, hidden_size, limit) for name, task in sorted(built, key=lambda item: item[0])]
+
+
+def markdown(counts: list[TaskCount]) -> str:
+    """The inventory as a Markdown table with a total row."""
+    lines = [
+        "| task | type | documents | requests | hf tokens | hf-prefix tokens | saved | prompt tokens | max new tokens |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    total = TaskCount("**total**", "", 0, 0)
+    for c in [*counts, total]:
+        if c is not total:
+            for key in ("documents", "requests", "hf_tokens", "prefix_tokens", "prompt_tokens", "max_new_tokens"):
+                setattr(total, key, getattr(total, key) + getattr(c, key))
+        saved = f"{1 - c.prefix_tokens / c.hf_tokens:.0%}" if c.hf_tokens else ""
+        numbers = [c.documents, c.requests, c.hf_tokens, c.prefix_tokens]
+        cells = [f"{n:,}" if n else "" for n in numbers] + [saved]
+        cells += [f"{n:,}" if n else "" for n in (c.prompt_tokens, c.max_new_tokens)]
+        lines.append(f"| {c.task} | {c.output_type} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="lm-eval-stereo inventory", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tokenizer", required=True, help='an HF tokenizer name/folder, or "bpe32k"')
+    parser.add_argument("--tasks", default=DEFAULT_TASKS, help=f"comma-separated (default: {DEFAULT_TASKS})")
+    parser.add_argument("--limit", type=float, default=None, help="as lm_eval's --limit")
+    parser.add_argument("--max_length", type=int, default=4096, help="the model's window (default 4096)")
+    parser.add_argument("--hidden_size", type=int, default=4096, help="for hf-prefix's packing (default 4096)")
+    parser.add_argument("--metadata", default="{}", help="as lm_eval's --metadata (JSON)")
+    parser.add_argument("--json", action="store_true", help="JSON instead of a Markdown table")
+    args = parser.parse_args(argv)
+    tokenizer = args.tokenizer
+    if tokenizer != "bpe32k":
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(tokenizer)
+    counts = inventory(
+        args.tasks.split(","),
+        tokenizer,
+        max_length=args.max_length,
+        hidden_size=args.hidden_size,
+        limit=int(args.limit) if args.limit and args.limit >= 1 else args.limit,
+        metadata=json.loads(args.metadata),
+    )
+    print(json.dumps([asdict(c) for c in counts], indent=2) if args.json else markdown(counts))
+    return 0

@@ -1,0 +1,263 @@
+"""``hf-prefix``: lm_eval's ``hf`` causal LM that computes every shared prefix once.
+
+``HFPrefixLM`` is ``lm_eval.models.huggingface.HFLM`` (loading, tokenisation, ``_encode_pair``, empty context -> prefix
+token, ``batch_size`` incl. ``auto``/``auto:N``, ``accelerate launch``, ``loglikelihood_rolling``, ``generate_until``)
+with one method replaced: ``_loglikelihood_tokens`` for ``loglikelihood`` requests. Each request keeps HFLM's left
+truncation (``(context + continuation)[-(max_length + 1):]``); the requests' input sequences are packed into prefix
+trees (:mod:`lm_eval_stereo.models.prefix_tree`): a context is forwarded once for all its continuations, and so is any
+longer shared prefix. A tree row is forwarded with a 4D attention mask (each token sees its ancestors) and position
+ids = depth; a row without branching is forwarded like HFLM does (no mask). Rows are sorted longest first and batched
+(``batch_size`` rows per forward; ``auto`` finds the largest batch of the longest row that fits). Only the scored positions go
+through the output projection and the log-softmax. Log-likelihood = sum of the continuation tokens' log-softmax;
+greedy = every continuation token is the arg-max, as in HFLM.
+
+Why packing and not a reused KV cache: measured on the bench model (GPT-2 shape, 8 layers, width 512, CPU) over
+stereoset_multi + gest_en + gerbbq_mc, a KV cache (context batch, then the continuations against the context's cache
+copied per continuation) forwarded half the tokens yet took as long as plain ``hf`` (the per-continuation cache copies
+and the second, short forward cost what the shared context saved); packing forwarded as few tokens in one forward,
+needs no cache API (which changes across transformers versions), and extends to prefixes shared inside continuations.
+
+Fallback: a model this cannot serve is scored by the plain HFLM path, with one log line saying why: a non-causal
+(seq2seq) backend, flash attention (takes no 4D mask), a forward without ``attention_mask``/``position_ids``, or a
+start-up probe (three requests sharing a context, scored both ways) that fails or disagrees.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+from accelerate import find_executable_batch_size
+from lm_eval.models.huggingface import HFLM
+from lm_eval.models.utils_hf import clear_torch_cache
+from tqdm import tqdm
+
+from lm_eval_stereo.models.prefix_tree import Row, TokenRequest, pack_rows, truncate
+
+eval_logger = logging.getLogger(__name__)
+
+#: (cache key, context tokens, continuation tokens): what lm_eval hands ``_loglikelihood_tokens``
+EncodedRequest = tuple[tuple[str, str] | None, list[int], list[int]]
+
+PROBE_CONTEXT = "Once upon a time a quick brown fox jumped over the lazy dog, and then"
+PROBE_CONTINUATIONS = (" it ran away into the dark forest.", " it slept.", " the dog barked at the fox all night long.")
+
+
+def takes_boolean_logits_to_keep(model: torch.nn.Module) -> bool:
+    """Whether ``model.forward`` can project only a 2D boolean selection of positions (transformers >= 5)."""
+    import transformers.modeling_utils
+
+    return hasattr(transformers.modeling_utils, "slice_logits_to_keep") and (
+        "logits_to_keep" in inspect.signature(model.forward).parameters
+    )
+
+
+class HFPrefixLM(HFLM):
+    """HFLM whose ``loglikelihood`` forwards every shared prefix (context) once; see the module docstring."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._takes_logits_to_keep = takes_boolean_logits_to_keep(self.model)
+        self.prefix_fallback_reason = self._unsupported_reason()
+        if self.prefix_fallback_reason:
+            eval_logger.warning("hf-prefix: %s; scoring with the plain hf path", self.prefix_fallback_reason)
+
+    # --- capability checks --------------------------------------------------------------------------------------------
+
+    def _unsupported_reason(self) -> str | None:
+        """Why this model cannot use packed prefix trees, or None; ends with the probe."""
+        if self.backend != "causal":
+            return f"not a decoder-only model (backend {self.backend})"
+        attention = str(getattr(self.model.config, "_attn_implementation", "") or "")
+        if attention.startswith("flash"):
+            return f"attention implementation {attention} takes no 4D attention mask"
+        parameters = inspect.signature(self.model.forward).parameters
+        takes_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+        missing = [name for name in ("attention_mask", "position_ids") if name not in parameters and not takes_kwargs]
+        if missing:
+            return f"{type(self.model).__name__}.forward takes no {' or '.join(missing)}"
+        return self._probe()
+
+    def _probe(self) -> str | None:
+        """Score three requests sharing a context both ways; a difference beyond float noise disables packing."""
+        probe = []
+        for continuation in PROBE_CONTINUATIONS:
+            context_enc, continuation_enc = self._encode_pair(PROBE_CONTEXT, continuation)
+            probe.append((None, context_enc, continuation_enc))
+        try:
+            packed = self._prefix_loglikelihood(probe, disable_tqdm=True, fixed_batch_size=len(probe))
+            plain = super()._loglikelihood_tokens(probe, disable_tqdm=True, override_bs=len(probe))
+        except Exception as exc:  # noqa: BLE001 - any failure means: use the plain path
+            return f"the packed probe failed ({type(exc).__name__}: {exc})"
+        exact = self.model.dtype in (torch.float32, torch.float64) and self.mixed_precision_dtype is None
+        tolerance = 1e-4 if exact else 5e-2
+        worst = max(abs(a - b) / max(1.0, abs(b)) for (a, _), (b, _) in zip(packed, plain))
+        if worst > tolerance:
+            return f"the packed probe differs from the plain forward by {worst:.2g} (relative; allowed {tolerance:g})"
+        return None
+
+    @property
+    def max_tree_depth(self) -> int | None:
+        """A sliding-window (or chunked) attention span: sequences longer than it are not packed."""
+        config = getattr(self.model.config, "text_config", None) or self.model.config
+        if getattr(config, "use_sliding_window", True) is False:
+            return None
+        spans = [getattr(config, name, None) for name in ("sliding_window", "attention_chunk_size")]
+        spans = [span for span in spans if isinstance(span, int) and span > 0]
+        return min(spans) if spans else None
+
+    def pack(self, requests: Sequence[TokenRequest]) -> list[Row]:
+        """The model's rows: at most ``max_length`` nodes, attention cost ``1 / hidden size``."""
+        config = getattr(self.model.config, "text_config", None) or self.model.config
+        hidden = getattr(config, "hidden_size", None) or 1024
+        return pack_rows(requests, self.max_length, self.max_tree_depth, attention_cost=1 / hidden)
+
+    # --- scoring -----------------------------------------------------------------------------------------------------
+
+    def _loglikelihood_tokens(
+        self,
+        requests: list[EncodedRequest],
+        disable_tqdm: bool = False,
+        override_bs: int | None = None,
+    ) -> list[tuple[float, bool]]:
+        """Packed prefix trees for ``loglikelihood``; HFLM's own path for rolling windows and unsupported models.
+
+        HFLM's ``loglikelihood_rolling`` is the only caller passing ``override_bs``: it is delegated unchanged.
+        """
+        if self.prefix_fallback_reason or override_bs is not None:
+            return super()._loglikelihood_tokens(requests, disable_tqdm=disable_tqdm, override_bs=override_bs)
+        return self._prefix_loglikelihood(requests, disable_tqdm=disable_tqdm)
+
+    def token_requests(self, requests: Sequence[EncodedRequest]) -> list[TokenRequest]:
+        """HFLM's checks and left truncation of each (context, continuation) token pair."""
+        out = truncate([(context, continuation) for _, context, continuation in requests], self.max_length)
+        truncated = sum(len(r.window) < len(requests[r.index][1]) + r.n_scored for r in out)
+        if truncated:
+            eval_logger.warning(
+                "hf-prefix: %d request(s) longer than the model's %d tokens: contexts truncated from the left",
+                truncated,
+                self.max_length,
+            )
+        return out
+
+    def _prefix_loglikelihood(
+        self,
+        requests: list[EncodedRequest],
+        disable_tqdm: bool = False,
+        fixed_batch_size: int | None = None,
+    ) -> list[tuple[float, bool]]:
+        rows = self.pack(self.token_requests(requests))
+        # longest first; chains (no branching) and trees are batched apart: a batch of chains needs no 4D mask
+        rows.sort(key=lambda row: (-len(row), not row.is_chain))
+        batch_size = fixed_batch_size or self._rows_batch_size(rows)
+        results: list[tuple[float, bool] | None] = [None] * len(requests)
+        pbar = tqdm(
+            total=len(requests),
+            disable=(disable_tqdm or (self.rank != 0)),
+            desc="Running loglikelihood requests (shared prefixes)",
+        )
+        for chain in (True, False):
+            kind = [row for row in rows if row.is_chain is chain]
+            for batch in (kind[first : first + batch_size] for first in range(0, len(kind), batch_size)):
+                for index, answer in self._score_batch(batch):
+                    results[index] = answer
+                    key = requests[index][0]
+                    if key is not None:
+                        self.cache_hook.add_partial("loglikelihood", key, answer)
+                    pbar.update(1)
+        pbar.close()
+        return results  # type: ignore[return-value]
+
+    def _rows_batch_size(self, rows: list[Row]) -> int:
+        """``batch_size`` rows, or with ``auto`` (and ``auto:N``) the largest batch of the longest row that fits.
+
+        Detected once per call, as a tree row (the costlier layout), halving on out-of-memory (accelerate's
+        ``find_executable_batch_size`` from ``max_batch_size``); data-parallel ranks take the minimum, like HFLM.
+        """
+        if not str(self.batch_size).startswith("auto"):
+            return int(self.batch_size)
+        if not rows:
+            return 1
+        longest = rows[0]
+
+        @find_executable_batch_size(starting_batch_size=self.max_batch_size)
+        def forward(batch_size: int) -> int:
+            self._forward_scored([longest] * batch_size, tree=True)
+            return batch_size
+
+        try:
+            batch_size = forward()
+        except RuntimeError as exc:
+            if "No executable batch size found" not in str(exc):
+                raise
+            batch_size = 1
+        if self.world_size > 1:
+            gathered = self.all_gather(torch.tensor([batch_size], device=self.device))
+            batch_size = int(gathered.min())
+        clear_torch_cache()
+        eval_logger.info("hf-prefix: batch size %d rows of up to %d tokens", batch_size, len(longest))
+        return batch_size
+
+    def _forward_scored(self, batch: list[Row], tree: bool | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Log-softmax over the scored nodes of ``batch`` (flattened row by row) and each node's flat offset.
+
+        ``tree`` forces (True) the tree layout; by default a batch of chains is forwarded without mask.
+        """
+        width = max(len(row) for row in batch)
+        ids = torch.zeros((len(batch), width), dtype=torch.long)
+        keep = torch.zeros((len(batch), width), dtype=torch.bool)
+        for r, row in enumerate(batch):
+            ids[r, : len(row)] = torch.tensor(row.tokens)
+            for _, nodes, _ in row.scored:
+                keep[r, nodes] = True
+        kwargs = self._tree_inputs(batch, width) if (tree or not all(row.is_chain for row in batch)) else {}
+        if self._takes_logits_to_keep:
+            kwargs["logits_to_keep"] = keep.to(self.device)
+        with (
+            torch.no_grad(),
+            torch.autocast(
+                device_type=self.device.type,
+                dtype=self.mixed_precision_dtype,
+                enabled=self.mixed_precision_dtype is not None,
+            ),
+        ):
+            logits = self.model(input_ids=ids.to(self.device), **kwargs).logits
+        if not self._takes_logits_to_keep:
+            logits = logits[keep.to(logits.device)]
+        offsets = torch.cumsum(keep.flatten(), 0).view_as(keep) - 1
+        return F.log_softmax(logits, dim=-1, dtype=self.softmax_dtype), offsets
+
+    def _tree_inputs(self, batch: list[Row], width: int) -> dict[str, torch.Tensor]:
+        """Position ids (depths) and the additive 4D mask: node q sees node k iff k <= q < end[k]; pads see themselves."""
+        positions = torch.zeros((len(batch), width), dtype=torch.long)
+        ends = torch.arange(1, width + 1).repeat(len(batch), 1)
+        for r, row in enumerate(batch):
+            positions[r, : len(row)] = torch.tensor(row.depths)
+            ends[r, : len(row)] = torch.tensor(row.ends)
+        node = torch.arange(width)
+        visible = (node[None, :, None] >= node[None, None, :]) & (node[None, :, None] < ends[:, None, :])
+        dtype = self.model.dtype if self.model.dtype.is_floating_point else torch.float32
+        mask = torch.zeros(visible.shape, dtype=dtype).masked_fill_(~visible, torch.finfo(dtype).min)
+        return {"attention_mask": mask[:, None].to(self.device), "position_ids": positions.to(self.device)}
+
+    def _score_batch(self, batch: list[Row]) -> list[tuple[int, tuple[float, bool]]]:
+        """(request index, (log-likelihood, greedy)) for every request packed in ``batch``."""
+        log_probs, offsets = self._forward_scored(batch)
+        greedy = log_probs.argmax(dim=-1).cpu()
+        owners, flat, targets = [], [], []
+        for r, row in enumerate(batch):
+            for index, nodes, tokens in row.scored:
+                owners += [index] * len(nodes)
+                flat += offsets[r, nodes].tolist()
+                targets += tokens
+        flat_t, targets_t = torch.tensor(flat), torch.tensor(targets)
+        picked = log_probs[flat_t.to(log_probs.device), targets_t.to(log_probs.device)].cpu()
+        misses = (greedy[flat_t] != targets_t).long()
+        slot = {index: n for n, index in enumerate(dict.fromkeys(owners))}
+        owner_t = torch.tensor([slot[index] for index in owners])
+        sums = torch.zeros(len(slot), dtype=picked.dtype).index_add_(0, owner_t, picked)
+        wrong = torch.zeros(len(slot), dtype=torch.long).index_add_(0, owner_t, misses)
+        return [(index, (float(sums[n]), bool(wrong[n] == 0))) for index, n in slot.items()]

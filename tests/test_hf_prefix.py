@@ -1,0 +1,252 @@
+"""``--model hf-prefix`` gives lm_eval ``hf``'s per-request log-likelihoods and greedy flags, forwarding less.
+
+Unit level: ``loglikelihood()`` / ``_loglikelihood_tokens()`` of :class:`HFPrefixLM` against HFLM's on hand-made
+requests (shared and empty contexts, trailing spaces, left truncation, greedy continuations) at batch sizes 1, 3 and
+auto; the packing itself; the fallback of a model it cannot serve. End to end: ``lm_eval --log_samples`` with ``hf``
+(one process) and ``hf-prefix`` (``accelerate launch``, 2 CPU processes, ``--batch_size auto``) on every log-likelihood
+task of the suite plus a generic multiple-choice task from a local JSON-lines file.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+import torch
+from lm_eval.api.instance import Instance
+from lm_eval.models.huggingface import HFLM
+from lm_eval_runner import LmEvalRun, run_lm_eval
+
+from lm_eval_stereo.models.hf_prefix import HFPrefixLM
+from lm_eval_stereo.models.prefix_tree import TokenRequest, pack_rows
+
+TOLERANCE = 1e-4
+PAIRS_FILE = Path(__file__).parent / "fixtures" / "gest" / "pairs.csv"
+SUITE_TASKS = [
+    *(f"stereoset_multi_{lang}" for lang in ("en", "de", "fr", "es", "tr")),
+    "gest_en",
+    *(f"gest_pairs_{lang}" for lang in ("pl", "cs", "ru")),
+    "gerbbq_mc_amb",
+    "gerbbq_mc_dis",
+]
+GENERIC_TASK = "generic_mc_local"
+LIMIT = "4"
+
+
+# --- packing ----------------------------------------------------------------------------------------------------------
+
+
+def request(index: int, window: list[int], n_scored: int) -> TokenRequest:
+    return TokenRequest(index, tuple(window), n_scored)
+
+
+def test_shared_context_is_one_tree_in_preorder():
+    rows = pack_rows([request(0, [1, 2, 3, 4, 5], 2), request(1, [1, 2, 3, 6], 1), request(2, [1, 2, 3, 4, 7], 1)], 64)
+    assert len(rows) == 1
+    row = rows[0]
+    # inputs 1 2 3 4 | 1 2 3 | 1 2 3 4 share "1 2 3 4": nodes 1 2 3 4 only
+    assert row.tokens == [1, 2, 3, 4] and row.depths == [0, 1, 2, 3] and row.is_chain
+    scored = {index: (nodes, tokens) for index, nodes, tokens in row.scored}
+    assert scored == {0: ([2, 3], [4, 5]), 1: ([2], [6]), 2: ([3], [7])}
+    branched = pack_rows([request(0, [1, 2, 3, 4, 5], 2), request(1, [1, 2, 3, 8, 9, 6], 1)], 64)[0]
+    assert branched.tokens == [1, 2, 3, 4, 8, 9] and branched.depths == [0, 1, 2, 3, 3, 4]
+    assert branched.ends == [6, 6, 6, 4, 6, 6] and not branched.is_chain
+
+
+def test_unrelated_long_and_over_window_sequences_are_not_packed_together():
+    # sharing only the first token (e.g. BOS) saves less than the longer attention costs: separate rows
+    unrelated = [request(0, [1, 2, 3, 4], 1), request(1, [1, 5, 6, 7], 1)]
+    assert [row.tokens for row in pack_rows(unrelated, 64, attention_cost=1 / 4)] == [[1, 2, 3], [1, 5, 6]]
+    assert [row.tokens for row in pack_rows(unrelated, 64, attention_cost=1 / 64)] == [[1, 2, 3, 5, 6]]
+    # the row never grows beyond max_row nodes
+    rows = pack_rows([request(i, [1, 2, 3, 4, 10 + i, 0], 1) for i in range(4)], 7)
+    assert [len(row) for row in rows] == [7, 5] and sum(len(row.scored) for row in rows) == 4
+    # sliding-window models: a sequence longer than the window is alone (and forwarded unmasked)
+    rows = pack_rows([request(0, [1, 2, 3, 4, 5], 1), request(1, [1, 2, 3, 4, 6], 1)], 64, max_tree_depth=3)
+    assert len(rows) == 2 and all(row.is_chain for row in rows)
+
+
+# --- loglikelihood() against HFLM -------------------------------------------------------------------------------------
+
+CONTEXT = "Der Schachspieler war asiatisch. Viele Menschen leben in Äthiopien."
+LONG = " ".join(["The chess player was asian and many people live in Ethiopia."] * 4)
+PAIRS = [
+    (CONTEXT, " Die Frau ist Ärztin."),
+    (CONTEXT, " Die Frau ist Ärztin."),  # duplicate
+    (CONTEXT, " Er"),
+    (CONTEXT + " ", "Die Leute sind dünn."),  # trailing space moves to the continuation
+    (CONTEXT, " Die Frau ist eine sehr gute Ärztin und der Mann ist ein Leader."),
+    ("", "The chess player was asian."),  # empty context: prefix token
+    ("", "The chess player was hispanic."),
+    ("", "<|endoftext|>The woman is kind."),  # continuation starting with the prefix token
+    ('"I am good at my job, she said.",', " he"),
+    ('"I am good at my job, she said.",', " she"),
+    ('"I am good at my job, she said.", the', " man"),
+    (LONG, " The people are very thin."),  # longer than max_length: truncated from the left
+    (LONG, " Kadın çok güzel."),
+    ("Kontext: Ein Mann und eine Frau sprechen.", "A"),
+]
+
+
+@pytest.fixture(scope="module")
+def models(tiny_causal: Path) -> dict:
+    """``hf`` and ``hf-prefix`` per batch size, on the tiny model with a short window (so that truncation happens)."""
+    common = {
+        "pretrained": str(tiny_causal),
+        "device": "cpu",
+        "dtype": "float32",
+        "max_length": 40,
+        "max_batch_size": 8,
+    }
+    return {
+        (kind, size): cls(batch_size=size, **common)
+        for size in (1, 3, "auto")
+        for kind, cls in (("hf", HFLM), ("prefix", HFPrefixLM))
+    }
+
+
+def assert_same(expected: list[tuple[float, bool]], actual: list[tuple[float, bool]]) -> None:
+    assert len(expected) == len(actual)
+    for n, ((ll, greedy), (ll2, greedy2)) in enumerate(zip(expected, actual)):
+        assert abs(ll - ll2) <= TOLERANCE, (n, ll, ll2)
+        assert greedy == greedy2, n
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, "auto"])
+def test_loglikelihood_equals_hflm(models, batch_size):
+    instances = [Instance("loglikelihood", {}, pair, n) for n, pair in enumerate(PAIRS)]
+    prefix = models["prefix", batch_size]
+    assert prefix.prefix_fallback_reason is None
+    assert_same(models["hf", batch_size].loglikelihood(instances), prefix.loglikelihood(instances))
+    windows = prefix.token_requests([(None, *prefix._encode_pair(*pair)) for pair in PAIRS if pair[0]])
+    assert any(len(w.window) == prefix.max_length + 1 for w in windows), "no request was truncated"
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, "auto"])
+def test_greedy_flags_equal_hflm(models, batch_size):
+    """Token-level requests whose continuations are (or are not) the model's own arg-max tokens."""
+    hf = models["hf", batch_size]
+    requests = []
+    for text in (CONTEXT, "The woman is", LONG):
+        context = hf.tok_encode(text)[-30:]
+        greedy = list(context)
+        with torch.no_grad():
+            for _ in range(4):
+                greedy.append(int(hf.model(torch.tensor([greedy])).logits[0, -1].argmax()))
+        continuation = greedy[len(context) :]
+        wrong = (continuation[-1] + 1) % hf.model.config.vocab_size
+        for cont in (continuation, continuation[:1], continuation[:3], [*continuation[:2], wrong]):
+            requests.append((None, context, cont))
+    expected = hf._loglikelihood_tokens(requests, disable_tqdm=True)
+    assert sum(greedy for _, greedy in expected) == 9 and sum(not greedy for _, greedy in expected) == 3
+    assert_same(expected, models["prefix", batch_size]._loglikelihood_tokens(requests, disable_tqdm=True))
+
+
+def test_shared_context_is_forwarded_once(models):
+    """The four requests on CONTEXT (one duplicate) are one row: the context once, then each distinct continuation."""
+    prefix = models["prefix", 3]
+    encoded = [(None, *prefix._encode_pair(*pair)) for pair in PAIRS[:4]]
+    context = encoded[0][1]
+    assert all(e[1] == context for e in encoded)
+    rows = prefix.pack(prefix.token_requests(encoded))
+    distinct = {tuple(e[2]) for e in encoded}
+    assert len(rows) == 1 and not rows[0].is_chain
+    assert len(rows[0]) <= len(context) + sum(len(cont) - 1 for cont in distinct)
+    assert sorted(index for index, _, _ in rows[0].scored) == [0, 1, 2, 3]
+
+
+def test_rolling_loglikelihood_is_hflm_s(models):
+    instances = [Instance("loglikelihood_rolling", {}, (text,), n) for n, text in enumerate([CONTEXT, LONG])]
+    assert models["prefix", 3].loglikelihood_rolling(instances) == models["hf", 3].loglikelihood_rolling(instances)
+
+
+def test_unsupported_model_falls_back_with_one_log_line(tiny_causal, tmp_path, caplog):
+    """BLOOM (ALiBi, no position ids) cannot take packed trees: plain path, one warning, same numbers."""
+    from transformers import AutoTokenizer, BloomConfig, BloomForCausalLM
+
+    from lm_eval_stereo.testing.tiny_models import save_seeded
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_causal)
+    config = BloomConfig(vocab_size=len(tokenizer), hidden_size=32, n_layer=2, n_head=2)
+    path = save_seeded(tmp_path / "bloom", BloomForCausalLM, config, tokenizer, seed=0)
+    with caplog.at_level(logging.INFO, logger="lm_eval_stereo.models.hf_prefix"):
+        prefix = HFPrefixLM(pretrained=str(path), device="cpu", batch_size=2, dtype="float32")
+    lines = [r.getMessage() for r in caplog.records if r.name == "lm_eval_stereo.models.hf_prefix"]
+    assert len(lines) == 1 and lines[0].startswith("hf-prefix: ") and "plain hf path" in lines[0]
+    assert prefix.prefix_fallback_reason
+    instances = [Instance("loglikelihood", {}, pair, n) for n, pair in enumerate(PAIRS[:6])]
+    hf = HFLM(pretrained=str(path), device="cpu", batch_size=2, dtype="float32")
+    assert prefix.loglikelihood(instances) == hf.loglikelihood(instances)
+
+
+# --- real lm_eval runs ------------------------------------------------------------------------------------------------
+
+
+def write_generic_task(folder: Path) -> Path:
+    """A plain lm_eval multiple-choice task over a local JSON-lines file (shared questions, answers of any length)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    docs = [
+        {"question": "Which animal barks?", "choices": ["dog", "cat", "a very small bird"], "answer": 0},
+        {"question": "Wer ist Ärztin?", "choices": ["die Frau", "der Mann", "unbekannt"], "answer": 2},
+        {"question": "What colour is the sky?", "choices": ["blue", "blue-ish grey", "green"], "answer": 0},
+        {"question": "Kim?", "choices": ["Kadın", "Kadın çok güzel", "Erkek"], "answer": 1},
+        {"question": "Which animal barks?", "choices": ["dog", "bird"], "answer": 0},
+    ]
+    data = folder / "generic_mc.jsonl"
+    data.write_text("".join(json.dumps(doc) + "\n" for doc in docs))
+    (folder / f"{GENERIC_TASK}.yaml").write_text(
+        f"task: {GENERIC_TASK}\n"
+        "dataset_path: json\n"
+        f"dataset_kwargs:\n  data_files:\n    test: {json.dumps(str(data))}\n"
+        "test_split: test\n"
+        "output_type: multiple_choice\n"
+        'doc_to_text: "Question: {{question}}\\nAnswer:"\n'
+        'doc_to_choice: "{{choices}}"\n'
+        'doc_to_target: "{{answer}}"\n'
+        "metric_list:\n  - metric: acc\n"
+    )
+    return folder
+
+
+def lm_eval_args(model: str, tiny_causal: Path, tasks: list[str], batch_size: str, include: Path) -> list[str]:
+    metadata = json.dumps({"pairs_file": str(PAIRS_FILE), "pairs_tokenizer_filter": False})
+    return [
+        *("--model", model, "--model_args", f"pretrained={tiny_causal},dtype=float32", "--batch_size", batch_size),
+        *("--tasks", ",".join(tasks), "--limit", LIMIT, "--log_samples", "--metadata", metadata),
+        *("--include_path", str(include)),
+    ]
+
+
+@pytest.fixture(scope="module")
+def runs(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, LmEvalRun]:
+    """``hf`` in one process, ``hf-prefix`` (``--batch_size auto``) under ``accelerate launch`` with 2 processes."""
+    include = write_generic_task(tmp_path_factory.mktemp("generic_task"))
+    tasks = [*SUITE_TASKS, GENERIC_TASK]
+    args = [*lm_eval_args("hf", tiny_causal, tasks, "4", include), "--device", "cpu"]
+    hf = run_lm_eval(args, tmp_path_factory.mktemp("hf"))
+    launch = ["launch", "--cpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no"]
+    launch += ["--dynamo_backend", "no", "-m", "lm_eval"]
+    args = launch + lm_eval_args("hf-prefix", tiny_causal, tasks, "auto", include)
+    return {"hf": hf, "prefix": run_lm_eval(args, tmp_path_factory.mktemp("prefix"), executable="accelerate")}
+
+
+def per_request(run: LmEvalRun, task: str) -> dict[tuple[int, int], tuple[float, bool]]:
+    """(doc_id, request index) -> (log-likelihood, greedy) from the samples file."""
+    values = {}
+    for sample in run.samples[task]:
+        for n, response in enumerate(sample["resps"]):
+            ll, greedy = response[0]
+            values[sample["doc_id"], n] = (float(ll), greedy in (True, "True"))
+    return values
+
+
+@pytest.mark.parametrize("task", [*SUITE_TASKS, GENERIC_TASK])
+def test_lm_eval_samples_equal_hf(runs, task):
+    """Every request of the task: same log-likelihood (within 1e-4) and greedy flag, all documents gathered."""
+    assert runs["prefix"].results["n-samples"][task] == runs["hf"].results["n-samples"][task]
+    expected, actual = per_request(runs["hf"], task), per_request(runs["prefix"], task)
+    assert expected and expected.keys() == actual.keys()
+    for key, (ll, greedy) in expected.items():
+        assert abs(actual[key][0] - ll) <= TOLERANCE and actual[key][1] == greedy, (task, key)
