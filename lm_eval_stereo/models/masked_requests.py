@@ -1,4 +1,5 @@
-"""Custom request types for masked-LM tasks (``masked_span``, ``next_sentence``, ``masked_sensitivity``) and the task class that makes them.
+"""Custom request types for masked-LM tasks (``masked_span``, ``next_sentence``, ``masked_sensitivity``) and the
+task class that makes them.
 
 lm-eval 0.4.13 runs every request type by calling ``getattr(lm, request_type)(instances)``, so a task may emit request
 types that only ``--model hf-mlm`` (:class:`lm_eval_stereo.models.masked_lm.HFMaskedLM`) serves:
