@@ -6,7 +6,8 @@ installs an import hook: nothing of lm_eval is imported until the program itself
 ``lm_eval.models`` is executed (it registers the built-in models), the plugin's models are registered beside them;
 when ``lm_eval._cli.harness`` is executed, the pre-0.4.10 listing flags (``--tasks list``, ``list_groups``,
 ``list_subtasks``, ``list_tags``) are translated to 0.4.13's ``lm_eval ls ...``; when ``lm_eval.api.model`` is
-MASKED_REQUEST_TYPES = ("masked_span", "masked_fill", "next_sentence", "shared_tokens", "masked_sensitivity")
+executed, lm_eval's base ``LM`` gets a method per masked-LM request type (:data:`MASKED_REQUEST_TYPES`) that stops a
+run of a masked-LM task on a model that cannot serve it with a message naming ``--model hf-mlm``.
 
 This module is the plugin's one place that patches lm_eval; every patch is listed in ``_HOOKS``.
 

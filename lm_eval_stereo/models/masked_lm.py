@@ -468,7 +468,7 @@ class HFMaskedLM(HFLM):
     # ------------------------------------------------------------------ SeT (stereotype leakage)
 
     def masked_sensitivity(self, requests: list[Instance], disable_tqdm: bool = False) -> list[list[float]]:
-        """SeT per trait sub-token for each (left, trait, right, separator): :mod:`lm_eval_stereo.models.sensitivity`."""
+        """SeT per trait sub-token of each (left, trait, right, separator): :mod:`~lm_eval_stereo.models.sensitivity`."""
         from lm_eval_stereo.models.sensitivity import score_requests
 
         return score_requests(self, requests)

@@ -105,8 +105,8 @@ def score_requests(lm: Any, requests: list[Any]) -> list[list[float]]:
         tasks = sorted({str(r.task_name) for r in requests if getattr(r, "task_name", None)})
         raise ValueError(
             f"task(s) {', '.join(tasks) or '?'}: the SeT score needs a BERT-family masked-LM head "
-            f"(cls.predictions.transform and .decoder), which {type(lm.model).__name__} lacks. Score the masked trait's "
-            'log-probability instead with --metadata \'{"score": "ilps"}\'.'
+            f"(cls.predictions.transform and .decoder), which {type(lm.model).__name__} lacks. Score the masked "
+            'trait\'s log-probability instead with --metadata \'{"score": "ilps"}\'.'
         )
     transform, decoder = head
     per_request = [sensitivity_inputs(lm.tokenizer, *request.args) for request in requests]

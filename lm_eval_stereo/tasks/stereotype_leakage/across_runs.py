@@ -166,8 +166,8 @@ def draw(report: dict[str, Any], path: Path) -> None:
                     bbox={"boxstyle": "circle", "facecolor": "white"})  # fmt: skip
         for edge in (e for e in report["edges"] if e["family"] == family):
             (x0, y0), (x1, y1) = position[edge["source"]], position[edge["target"]]
-            ax.annotate("", xy=(x1, y1), xytext=(x0, y0),
-                        arrowprops={"arrowstyle": "-|>", "shrinkA": 18, "shrinkB": 18, "connectionstyle": "arc3,rad=0.15"})  # fmt: skip
+            arrow = {"arrowstyle": "-|>", "shrinkA": 18, "shrinkB": 18, "connectionstyle": "arc3,rad=0.15"}
+            ax.annotate("", xy=(x1, y1), xytext=(x0, y0), arrowprops=arrow)
             dx, dy = x1 - x0, y1 - y0
             side = 0.12 / math.hypot(dx, dy)  # beside the arc, so that opposite edges keep apart
             label = f"{edge['coef']:.2g}"

@@ -8,9 +8,10 @@ The reference (``fixed_lps.get_log_prob``) scores the trait as mT5's span-corrup
 
 Here each score is a standard ``loglikelihood(input, "<extra_id_0>{trait} <extra_id_1></s>")`` request (lm_eval
 encodes a seq2seq continuation without special tokens, so the tokenizer's EOS string is written out), divided by the
-number of label tokens (both from the evaluated model's tokenizer, resolved from the model arguments). Quirk kept: in the Russian feminine runs the prior's trait (the
-masculine form) gets no leading space. Template sets: ``templates=committed`` = the mT5 functions as committed
-(Chinese 10 templates, Russian 30, Hindi with the oblique-plural templates), ``full`` = the monolingual-BERT sets.
+number of label tokens (both from the evaluated model's tokenizer, resolved from the model arguments). Quirk kept:
+in the Russian feminine runs the prior's trait (the masculine form) gets no leading space. Template sets:
+``templates=committed`` = the mT5 functions as committed (Chinese 10 templates, Russian 30, Hindi with the
+oblique-plural templates), ``full`` = the monolingual-BERT sets.
 """
 
 from __future__ import annotations
