@@ -19,9 +19,9 @@ from collections import defaultdict
 from collections.abc import Callable
 
 import numpy as np
-from lm_eval_stereo.datasets.gest import LANGUAGES
 
-from lm_eval_stereo import sources
+from lm_eval_stereo.core import sources
+from lm_eval_stereo.tasks.gest.data import LANGUAGES
 
 VOCAB_SIZE = 32_000
 

@@ -9,7 +9,7 @@ Files are resolved in this order:
 
 Every file is checked against its pinned sha256 before it is used; a mismatch raises
 :class:`~lm_eval_stereo.core.errors.ChecksumError` and the file is never read. Converters that turn the files into
-``datasets.Dataset`` objects live in the benchmark modules under :mod:`lm_eval_stereo.datasets` and are listed per
+``datasets.Dataset`` objects live in the benchmark folders under :mod:`lm_eval_stereo.tasks` and are listed per
 source in :attr:`Source.converters`.
 """
 
