@@ -5,8 +5,8 @@
   - ``reference`` (default): the reference ``add_discriminative_intrasentence_candidates``. For sub-token i of the
     candidate word (the evaluated model's tokenizer, no special tokens), the text is the context with EVERY ``BLANK``
     replaced by the decoded sub-tokens < i followed by the mask token; the model scores sub-token i at the text's
-    first mask (one ``masked_fill`` request per sub-token). Needs the evaluated model's tokenizer (from the model arguments); without
-    one, ``l2r_single`` is used, warned once and recorded;
+    first mask (one ``masked_fill`` request per sub-token). Needs the evaluated model's tokenizer (from the model
+    arguments); without one, ``l2r_single`` is used, warned once and recorded;
   - ``l2r_single`` (task version 1.0), ``l2r``, ``all``: ``masked_span`` requests on token ids, the context split at
     its first ``BLANK`` (see :mod:`lm_eval_stereo.models.masked_lm`);
 
