@@ -111,6 +111,8 @@ def test_glue_builds_requests_and_scores(tiny_bert):
         "masked_fill",
         ("The chess player was [MASK].", tokenizer.encode("asian", add_special_tokens=False)[0]),
     )
+    no_tokenizer = bare_task("reference", {}).span_mode  # e.g. a model object passed without pretrained=
+    assert no_tokenizer.mode == "l2r_single" and "reference impossible" in no_tokenizer.description
     score, details = stereoset_mlm.candidate_score("intrasentence", [math.log(0.2), math.log(0.4)])
     assert score == pytest.approx(0.3) and details["n_subtokens"] == 2
     assert stereoset_mlm.candidate_score("intersentence", math.log(0.75))[0] == pytest.approx(0.75)

@@ -42,8 +42,9 @@ class Split:
     boundaries_kept: bool
 
 
-def whole_sentence(sentence: str) -> Split:
-    return Split((("", sentence),), True)
+def whole_sentence(sentence: str, boundaries_kept: bool = True) -> Split:
+    """The sentence as one request after the model's prefix token (``bos`` scoring)."""
+    return Split((("", sentence),), boundaries_kept)
 
 
 def first_token_split(tokenizer: Any, sentence: str) -> Split:
@@ -56,7 +57,7 @@ def first_token_split(tokenizer: Any, sentence: str) -> Split:
         end = len(decoded) if sentence.startswith(decoded) else 0
     first, rest = sentence[:end], sentence[end:]
     if not first.strip() or first != first.rstrip() or not rest:
-        return Split(whole_sentence(sentence).requests, False)
+        return whole_sentence(sentence, boundaries_kept=False)
     kept = tokenizer.encode(first, add_special_tokens=False) == ids[:1]
     return Split((("", first), (first, rest)), kept)
 

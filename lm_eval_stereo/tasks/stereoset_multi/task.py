@@ -7,10 +7,11 @@
 - intersentence (method "d", Jinja templates in ``_stereoset_multi_template_yaml``): the candidate after ``context``
   (a "." appended when the context does not end in . ! ?), with a space between them.
 
-Score of a candidate = log-likelihood / number of normalisation units (tokens of the evaluated model by default,
-Eq. 4; the log of the reference's 2^(mean log2 p)), counted here on exactly the strings that were scored. Every document returns its item (the three
-candidate scores, see :func:`lm_eval_stereo.tasks.stereoset_multi.metrics.compute`) under the first metric and its
-key under the others (:class:`~lm_eval_stereo.core.summary.SummaryTask`).
+Score of a candidate = log-likelihood (summed over its requests) / number of normalisation units (tokens of the
+evaluated model by default, Eq. 4: the natural log of the reference's 2^(mean log2 p)), counted here on exactly the
+strings that were scored. Every document returns its item (the three candidate scores, see
+:func:`lm_eval_stereo.tasks.stereoset_multi.metrics.compute`) under the first metric and its key under the others
+(:class:`~lm_eval_stereo.core.summary.SummaryTask`).
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@
   - ``reference`` (default): the reference ``add_discriminative_intrasentence_candidates``. For sub-token i of the
     candidate word (the evaluated model's tokenizer, no special tokens), the text is the context with EVERY ``BLANK``
     replaced by the decoded sub-tokens < i followed by the mask token; the model scores sub-token i at the text's
-    first mask (one ``masked_fill`` request per sub-token). Needs the evaluated model's tokenizer (from the model arguments); without
-    one, ``l2r_single`` is used, warned once and recorded;
+    first mask (one ``masked_fill`` request per sub-token). Needs the evaluated model's tokenizer (from the model
+    arguments); without one, ``l2r_single`` is used, warned once and recorded;
   - ``l2r_single`` (task version 1.0), ``l2r``, ``all``: ``masked_span`` requests on token ids, the context split at
     its first ``BLANK`` (see :mod:`lm_eval_stereo.models.masked_lm`);
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -73,6 +73,15 @@ def candidate_score(test: str, response: Any) -> tuple[float, dict[str, Any]]:
     return float(np.float32(math.exp(float(response)))), {"log_p_isnext": float(response)}
 
 
+class SpanMode(NamedTuple):
+    """The intrasentence masking in force: its mode, its description for the results and, for ``reference``, the
+    evaluated model's tokenizer."""
+
+    mode: str
+    description: str
+    tokenizer: Any = None
+
+
 @functools.cache
 def _warn_fallback(reason: str) -> None:
     logger.warning("reference masked intrasentence scoring impossible (%s); using span_mode l2r_single", reason)
@@ -85,38 +94,38 @@ class StereoSetMaskedTask(MaskedLMTask):
     OPTIONS = OPTIONS
 
     @functools.cached_property
-    def span_mode(self) -> tuple[str, str, Any]:
-        """(mode in force, its description, the evaluated model's tokenizer for ``reference``)."""
+    def span_mode(self) -> SpanMode:
+        """The masking in force (``reference`` falls back to ``l2r_single`` without a tokenizer)."""
         mode = self.options["span_mode"]
         if mode != "reference":
-            return mode, MODE_DESCRIPTIONS[mode], None
+            return SpanMode(mode, MODE_DESCRIPTIONS[mode])
         try:
             tokenizer = load_tokenizer(self.config.metadata or {})
         except Exception as exc:  # noqa: BLE001 - any loading failure means: no tokenizer for this model
             reason = f"no tokenizer for the model: {type(exc).__name__}: {exc}"
             _warn_fallback(reason)
-            return "l2r_single", f"{MODE_DESCRIPTIONS['l2r_single']}; reference impossible ({reason})", None
-        return mode, MODE_DESCRIPTIONS[mode], tokenizer
+            return SpanMode("l2r_single", f"{MODE_DESCRIPTIONS['l2r_single']}; reference impossible ({reason})")
+        return SpanMode(mode, MODE_DESCRIPTIONS[mode], tokenizer)
 
     def _reference_inputs(self, doc: dict[str, Any]) -> list[list[tuple[str, int]]]:
         """Per candidate, its ``masked_fill`` arguments (span mode ``reference``)."""
-        tokenizer = self.span_mode[2]
+        tokenizer = self.span_mode.tokenizer
         return [reference_inputs(tokenizer, doc["context"], doc[f"c{c}_word"]) for c in CANDIDATES]
 
     def doc_to_requests(self, doc: dict[str, Any]) -> Requests:
         """The requests of the candidates in c1, c2, c3 order (span mode ``reference``: one per sub-token)."""
         if doc["test"] == "intersentence":
             return [("next_sentence", (doc["context"], doc[f"c{c}_sentence"])) for c in CANDIDATES]
-        mode = self.span_mode[0]
+        mode = self.span_mode.mode
         if mode == "reference":
             return [("masked_fill", inputs) for candidate in self._reference_inputs(doc) for inputs in candidate]
         left, right = doc["context"].split("BLANK", 1)
         return [("masked_span", (left, doc[f"c{c}_word"], right, mode)) for c in CANDIDATES]
 
     def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
-        if doc["test"] == "intrasentence" and self.span_mode[0] == "reference":
+        if doc["test"] == "intrasentence" and self.span_mode.mode == "reference":
             responses = iter(results)
             results = [[next(responses) for _ in candidate] for candidate in self._reference_inputs(doc)]
         scored = [candidate_score(doc["test"], response) for response in results]
-        intra = self.span_mode[1] if doc["test"] == "intrasentence" else None
+        intra = self.span_mode.description if doc["test"] == "intrasentence" else None
         return item_from_scores(doc, [s for s, _ in scored], [d for _, d in scored], SCORING[doc["test"]], intra)
