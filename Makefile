@@ -39,7 +39,7 @@ demo: check-data $(VENV)/.installed $(DEMO_MODEL)/config.json
 	@$(BIN)/lm-eval-stereo report $(DEMO_OUT) --html $(DEMO_OUT)/report
 
 test: $(VENV)/.installed
-	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check lm_eval_stereo tests bench scripts

@@ -12,6 +12,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
+def free_port() -> int:
+    """A TCP port no process listens on now (``accelerate launch`` runs of parallel test workers must not share one)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def shared_data_dir() -> Path:
     """The offline mirror: ``$LM_EVAL_STEREO_DATA_DIR`` if set, else ``../shared/data`` beside the repository."""
     configured = os.environ.get("LM_EVAL_STEREO_DATA_DIR")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from fixtures_mlm import *  # noqa: F403
-from lm_eval_runner import run_lm_eval
+from lm_eval_runner import free_port, run_lm_eval
 
 #: task -> how many finite float metrics it reports at least
 TASKS = {"stereoset_multi_mlm_en": 20, "gest_en_mlm": 20, "s_jsd_mlm_en": 12}
@@ -23,7 +23,7 @@ def test_two_processes_match_one(tiny_bert, tmp_path):  # noqa: F811
         "8",
     ]
     launch = ["launch", "--cpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no"]
-    launch += ["--dynamo_backend", "no", "-m", "lm_eval"]
+    launch += ["--dynamo_backend", "no", "--main_process_port", str(free_port()), "-m", "lm_eval"]
     parallel = run_lm_eval([*launch, *common], tmp_path / "parallel", executable="accelerate")
     single = run_lm_eval([*common, "--device", "cpu"], tmp_path / "single")
     for task, floats in TASKS.items():

@@ -17,7 +17,7 @@ import pytest
 import torch
 from lm_eval.api.instance import Instance
 from lm_eval.models.huggingface import HFLM
-from lm_eval_runner import LmEvalRun, run_lm_eval
+from lm_eval_runner import LmEvalRun, free_port, run_lm_eval
 
 from lm_eval_stereo.models.hf_prefix import HFPrefixLM
 from lm_eval_stereo.models.prefix_tree import TokenRequest, pack_rows
@@ -227,7 +227,7 @@ def runs(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[st
     args = [*lm_eval_args("hf", tiny_causal, tasks, "4", include), "--device", "cpu"]
     hf = run_lm_eval(args, tmp_path_factory.mktemp("hf"))
     launch = ["launch", "--cpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no"]
-    launch += ["--dynamo_backend", "no", "-m", "lm_eval"]
+    launch += ["--dynamo_backend", "no", "--main_process_port", str(free_port()), "-m", "lm_eval"]
     args = launch + lm_eval_args("hf-prefix", tiny_causal, tasks, "auto", include)
     return {"hf": hf, "prefix": run_lm_eval(args, tmp_path_factory.mktemp("prefix"), executable="accelerate")}
 
