@@ -235,7 +235,9 @@ def test_bad_options_name_the_option(task_options, given: dict, message: str) ->
 
 def test_options_of_other_tasks_and_model_arguments_are_accepted() -> None:
     given = {"pretrained": "m", "dtype": "float32", "trust_remote_code": True, "span_mode": "all", "judge_model": "hf"}
-    assert options.parse("stereoset_multi_en", stereoset_task.OPTIONS, given) == {"normalization": "token"}
+    parsed = options.parse("stereoset_multi_en", stereoset_task.OPTIONS, given)
+    assert parsed == {option.name: option.default for option in stereoset_task.OPTIONS}
+    assert parsed["normalization"] == "token"
 
 
 # ----------------------------------------------------------------------------------------------- model faults

@@ -98,7 +98,7 @@ def test_published_gerbbq_files_load_as_documents() -> None:
 
 
 def test_malformed_row_names_file_and_row() -> None:
-    with pytest.raises(MalformedDataError, match=r"gerbbq_extra_field\.csv, row 13: more fields"):
+    with pytest.raises(MalformedDataError, match=r"gerbbq_extra_field\.csv, row 3: more fields"):
         read_german_csv(FIXTURES / "gerbbq_extra_field.csv", GERBBQ_COLUMNS)
 
 

@@ -33,9 +33,7 @@ logger = logging.getLogger(__name__)
 LABELS = ("stereotype", "anti-stereotype", "unrelated")
 TESTS = ("intrasentence", "intersentence")
 BIAS_TYPES = ("gender", "profession", "race", "religion")
-SUMMARY_KEYS = (
-    "lms", "ss", "icat", "lms_term_avg", "ss_term_avg", "icat_macro", "icat_micro", "count", "ties", "unscored"
-)  # fmt: skip
+SUMMARY_KEYS = ("lms", "ss", "icat", "lms_term_avg", "ss_term_avg", "icat_macro", "icat_micro", "count", "ties")
 
 
 def scored(items: Iterable[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], int]:
@@ -147,7 +145,7 @@ BOOKKEEPING = ("count", "ties")
 def summarize(items: list[dict[str, Any]]) -> dict[str, Any]:
     """Every metric of :data:`METRICS` except the intervals, from the items of one task."""
     result = compute(items)
-    flat: dict[str, Any] = {key: result[key] for key in SUMMARY_KEYS}
+    flat: dict[str, Any] = {key: result[key] for key in SUMMARY_KEYS} | {"unscored": result["unscored"]}
     for test, prefix in TEST_PREFIXES.items():
         summary = result["by_test"].get(test, {})
         for key in TEST_KEYS:
