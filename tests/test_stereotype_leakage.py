@@ -507,6 +507,17 @@ def test_leakage_cli_refits_a_run_and_writes_table_json_and_graph(ru_set_run: Lm
     assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_results_hold_the_table_that_the_cli_rebuilds_from_the_samples(ru_set_run: LmEvalRun) -> None:
+    from lm_eval_stereo.tasks.stereotype_leakage.across_runs import read_tables
+
+    logged = json.loads(ru_set_run.metric("stereotype_leakage_mlm_ru", "association_table"))
+    table = pd.DataFrame.from_dict(logged, orient="index").astype(float)
+    assert list(table.index) == list(data.TRAITS) and list(table.columns) == list(data.GROUPS)
+    (rebuilt,) = read_tables(ru_set_run.output_dir)
+    pd.testing.assert_frame_equal(table, rebuilt.table, check_exact=True)
+    assert table.notna().to_numpy().sum() == ru_set_run.metric("stereotype_leakage_mlm_ru", "scored_cells") > 0
+
+
 def test_leakage_cli_uses_the_mono_table_as_covariate(tmp_path: Path) -> None:
     from lm_eval_stereo.tasks.stereotype_leakage import across_runs
 

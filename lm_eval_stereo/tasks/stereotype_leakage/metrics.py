@@ -18,6 +18,7 @@ tgt when alpha_L > 0 with p < 0.05 and L != tgt. Unrated human cells (999 upstre
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from collections.abc import Callable, Iterable, Mapping
@@ -50,6 +51,17 @@ def association_table(cells: Iterable[tuple[str, str, float]]) -> pd.DataFrame:
     for (trait, group), values in entries.items():
         table.loc[trait, group] = float(np.mean(values))
     return table
+
+
+def table_json(table: pd.DataFrame) -> str:
+    """``table`` as JSON: trait -> group -> value, ``null`` where NaN (floats written exactly, as ``repr``)."""
+    return json.dumps(
+        {
+            trait: {group: None if math.isnan(value) else float(value) for group, value in row.items()}
+            for trait, row in table.iterrows()
+        },
+        ensure_ascii=False,
+    )
 
 
 def pearson(model: pd.DataFrame, human: pd.DataFrame) -> float:
@@ -170,7 +182,7 @@ def leakage_metrics(
     fit = fit_leakage(leakage_frame(table, humans, scale=scale, unrated=unrated), target)
     scored = table.notna().to_numpy()
     unrated_anywhere = np.logical_or.reduce([h.isna().to_numpy() for h in humans.values()])
-    values: dict[str, Any] = {"n_leaks": fit.n_leaks, "own_coef": fit.own_coef}
+    values: dict[str, Any] = {"n_leaks": fit.n_leaks, "own_coef": fit.own_coef, "association_table": table_json(table)}
     for lang in LANGUAGES:
         values[f"leak_coef_{lang}"] = fit.coef[lang]
         values[f"leak_p_{lang}"] = fit.p[lang]
@@ -207,5 +219,10 @@ def leakage_metric_set(label: str, summarize: Callable[[list[dict[str, Any]]], M
         count("unrated_human_cells", "scored cells unrated in at least one human table (0 or dropped: option unrated)"),
         count("fit_converged", "1 when the mixed model converged"),
         info("score", "how a template was scored (set, ilps, ...)"),
+        info(
+            "association_table",
+            "the run's 32 x 30 association table as JSON: trait -> group -> mean association over templates "
+            "(null: no finite value)",
+        ),
     )
     return MetricSet(label, metrics, summarize)
