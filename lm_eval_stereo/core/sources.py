@@ -236,6 +236,7 @@ SOURCES: dict[str, Source] = {
             citation="Cao, Sotnikova et al., Multilingual LLMs Leak Human Stereotypes across Language Boundaries (2024)",
             files={
                 "asso.py": "7bf81970c37bf625bc416b9715f3c60f2767d3618b169cfe9f94667a4ecaec0a",
+                "dataset/ChatGPT_ABC_generations.ipynb": "9398f50a84744a7dede2711be26670aeb58188dcd89ec6d2901a0cb2dc2636cd",
                 "dataset/Datasheet.md": "dcbf225f2b84486e4d67678ccf74a25f884e54fa8621c1e7e7f469f8f2910dea",
                 "dataset/aggregated_data_EN.csv": "10d32c1abe7e9e98a4402ad94e7d6d63d1224fe67f737086a6fc578be1817b63",
                 "dataset/aggregated_data_HI.csv": "c93854e3f8097eb51ff5ca9b3bc6af54550dc2c2dbffe9dc2688e5a5653a46f1",
