@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lm_eval_stereo.core.metrics import MetricSet, count, ideal, info
+from lm_eval_stereo.core.metrics import Metric, MetricSet, count, ideal, info
 from lm_eval_stereo.tasks.stereotype_leakage.data import GROUPS, LANGUAGES, TRAITS
 
 #: significance level of a leakage edge
@@ -51,6 +51,14 @@ def association_table(cells: Iterable[tuple[str, str, float]]) -> pd.DataFrame:
     for (trait, group), values in entries.items():
         table.loc[trait, group] = float(np.mean(values))
     return table
+
+
+def item_cells(item: Mapping[str, Any]) -> list[tuple[str, str, float]]:
+    """The (group, trait, value) entries of one logged item: ``cells`` (generative tasks) or the associations of
+    each group with the item's trait (scored templates)."""
+    if "cells" in item:
+        return [(group, trait, float(value)) for group, trait, value in item["cells"]]
+    return [(group, item["trait"], float(value)) for group, value in item["associations"].items()]
 
 
 def table_json(table: pd.DataFrame) -> str:
@@ -196,9 +204,11 @@ def leakage_metrics(
     return values
 
 
-def leakage_metric_set(label: str, summarize: Callable[[list[dict[str, Any]]], Mapping[str, Any]]) -> MetricSet:
-    """The metrics of a ``stereotype_leakage*`` task; ``summarize`` adds ``nan_scores`` and ``score`` to
-    :func:`leakage_metrics`."""
+def leakage_metric_set(
+    label: str, summarize: Callable[[list[dict[str, Any]]], Mapping[str, Any]], extra: tuple[Metric, ...] = ()
+) -> MetricSet:
+    """The metrics of a ``stereotype_leakage*`` task (and a family's ``extra`` ones); ``summarize`` adds
+    ``nan_scores``, ``nan_cells``, ``score`` and the extra metrics to :func:`leakage_metrics`."""
     per_source = [
         m
         for lang in LANGUAGES
@@ -224,5 +234,6 @@ def leakage_metric_set(label: str, summarize: Callable[[list[dict[str, Any]]], M
             "the run's 32 x 30 association table as JSON: trait -> group -> mean association over templates "
             "(null: no finite value)",
         ),
+        *extra,
     )
     return MetricSet(label, metrics, summarize)
