@@ -11,7 +11,7 @@ import pytest
 from fixtures_mlm import *  # noqa: F403  (session fixtures tiny_bert, tiny_xlmr)
 from lm_eval_runner import LmEvalRun, run_lm_eval
 
-from lm_eval_stereo.tasks.stereotype_leakage import data, human, templates
+from lm_eval_stereo.tasks.stereotype_leakage import data, human, reference, templates
 
 # ---------------------------------------------------------------------------------------------- human stereotypes
 
@@ -201,21 +201,98 @@ def test_template_runs_as_the_reference_runs_them() -> None:
     assert templates.split("<group>是<mask>的。", "女人", "zh") == ("女人是", "", "的。")
 
 
-def test_vendored_lists_equal_the_mirror_extraction() -> None:
-    from lm_eval_stereo.core.sources import mirror_dir
+UPSTREAM_GIT = Path("/work/.mirror/AnnaSou+Stereotype_Leakage/repo")
 
-    derived = json.loads(
-        (mirror_dir() / "stereotype-leakage" / "DERIVED_templates_groups_traits_from_asso_py.json").read_text("utf-8")
+
+def _upstream(path: str) -> str:
+    """``path`` at the pinned commit of the read-only upstream clone (the test is skipped without it)."""
+    import subprocess
+
+    from lm_eval_stereo.core.sources import get_source
+
+    commit = get_source(data.SOURCE).commit
+    if not UPSTREAM_GIT.is_dir():
+        pytest.skip(f"no upstream clone at {UPSTREAM_GIT}")
+    head = subprocess.run(["git", "-C", str(UPSTREAM_GIT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    assert head.stdout.strip() == commit
+    shown = subprocess.run(
+        ["git", "-C", str(UPSTREAM_GIT), "show", f"{commit}:{path}"], capture_output=True, check=True
     )
-    lists = templates.reference_lists()
-    assert lists["en"]["templates"]["mlm"] == derived["mbert_en"]["tplts"]
-    assert lists["ru"]["templates"]["seq2seq"] == derived["mt5_ru"]["tplts"]
-    assert lists["hi"]["templates"]["mlm_full"]["fem"] == derived["bert_hi"]["tplts_fem"]
-    assert lists["zh"]["traits"]["trait"] == derived["mbert_zh"]["traits"]
+    return shown.stdout.decode("utf-8")
+
+
+def test_lists_from_asso_py_equal_the_mirror_extraction() -> None:
+    import hashlib
+
+    from lm_eval_stereo.core.sources import get_source, in_mirror
+
+    source = _upstream("asso.py")
+    assert hashlib.sha256(source.encode("utf-8")).hexdigest() == get_source(data.SOURCE).files["asso.py"]
+    assert in_mirror(data.SOURCE, reference.DERIVED)  # the tests read the lists from the mirror's JSON
+    parsed = reference.extract_literals(source)
+    mirror = reference.asso_literals()
+    for function in mirror:
+        # the mirror also lists score_df = None, assigned inside a loop of the Russian and Hindi functions
+        assert {k: v for k, v in mirror[function].items() if k != "score_df"} == parsed[function], function
+    assert reference.convert(parsed) == reference.reference_lists()
     # the English model-code trait names (egotistic, low-status, ...) are index-aligned with the human tables' rows
+    lists = reference.reference_lists()
     assert [data.canonical_trait(word) for word in lists["en"]["traits"]["trait"]] == list(data.TRAITS)
-    assert sorted(lists["ru"]["groups"]["csgroup_fem"]) == sorted(derived["mbert_ru"]["csgroup"]["feminine"])
-    assert sorted(lists["hi"]["groups"]["pgroup2"]) == sorted(derived["bert_hi"]["pgroup2"])
+
+
+def test_lists_come_from_the_downloaded_asso_py_without_a_mirror(tmp_path: Path, monkeypatch) -> None:
+    from lm_eval_stereo.core import sources
+    from lm_eval_stereo.core.errors import DataUnavailableError
+
+    commit = sources.get_source(data.SOURCE).commit
+    cached = tmp_path / data.SOURCE / commit / "asso.py"
+    cached.parent.mkdir(parents=True)
+    cached.write_text(_upstream("asso.py"), encoding="utf-8")  # as a verified download leaves it in the cache
+    monkeypatch.delenv(sources.DATA_DIR_ENV)
+    monkeypatch.setenv(sources.CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv(sources.OFFLINE_ENV, "1")
+    mirror_lists = reference.reference_lists()
+    reference.asso_literals.cache_clear()
+    try:
+        assert reference.convert(reference.asso_literals()) == mirror_lists
+        cached.write_text(cached.read_text(encoding="utf-8") + "#", encoding="utf-8")
+        reference.asso_literals.cache_clear()
+        with pytest.raises(DataUnavailableError, match="cannot be downloaded"):  # a changed file is never read
+            reference.asso_literals()
+    finally:
+        reference.asso_literals.cache_clear()
+
+
+def test_group_and_trait_names_equal_the_maps_of_aggre_tem_py() -> None:
+    import ast
+
+    maps = {}
+    for node in ast.parse(_upstream("aggre_tem.py")).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            maps[node.targets[0].id] = ast.literal_eval(node.value)
+    upstream_map = {
+        ("en", "sgroup"): "group_en2en", ("en", "pgroup"): "pluralgroup_en2en",
+        ("en", "cpgroup"): "pluralcapgroup_en2en", ("zh", "group"): "group_zh2en",
+        ("ru", "csgroup_fem"): "csgroup_fem_ru2en", ("ru", "csgroup_masc"): "csgroup_masc_ru2en",
+        ("ru", "pgroup"): "pluralgroup_pgroup_ru2en", ("ru", "cpgroup"): "pluralgroup_cpgroup_ru2en",
+        **{("hi", slot): f"{slot}_hi2en" for slot in ("sfgroup", "smgroup", "pfgroup", "pmgroup", "sngroup",
+                                                      "pngroup", "pgroup2")},
+    }  # fmt: skip
+    lists = reference.reference_lists()
+    assert {(lang, slot) for lang in lists for slot in lists[lang]["groups"]} == set(upstream_map)
+    for (lang, slot), name in upstream_map.items():
+        assert lists[lang]["groups"][slot] == maps[name], (lang, slot)
+    trait_maps = {
+        ("en", "trait"): "trait_en2en", ("zh", "trait"): "trait_zh2en", ("hi", "trait"): "trait_hi2en",
+        ("ru", "strait_fem"): "strait_fem_ru2en", ("ru", "strait_masc"): "strait_masc_ru2en",
+        ("ru", "ptrait"): "pluraltrait_ptrait_ru2en", ("ru", "ptrait2"): "pluraltrait_ptrait2_ru2en",
+    }  # fmt: skip
+    for (lang, form), name in trait_maps.items():
+        names = [data.canonical_trait(maps[name][word]) for word in lists[lang]["traits"][form]]
+        expected = list(data.TRAITS)
+        if lang == "hi":  # the same word for untrustworthy and dishonest: the map's duplicate key keeps dishonest
+            expected[data.TRAITS.index("untrustworthy")] = "dishonest"
+        assert names == expected, (lang, form)
 
 
 # ---------------------------------------------------------------------------------------------- masked-LM tasks
@@ -428,6 +505,17 @@ def test_leakage_cli_refits_a_run_and_writes_table_json_and_graph(ru_set_run: Lm
         assert fit["coef"][lang] == pytest.approx(results[f"leak_coef_{lang},none"], rel=1e-8, abs=1e-12)
     assert fit["n_leaks"] == results["n_leaks,none"] and fit["cells"] == results["cells,none"]
     assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_results_hold_the_table_that_the_cli_rebuilds_from_the_samples(ru_set_run: LmEvalRun) -> None:
+    from lm_eval_stereo.tasks.stereotype_leakage.across_runs import read_tables
+
+    logged = json.loads(ru_set_run.metric("stereotype_leakage_mlm_ru", "association_table"))
+    table = pd.DataFrame.from_dict(logged, orient="index").astype(float)
+    assert list(table.index) == list(data.TRAITS) and list(table.columns) == list(data.GROUPS)
+    (rebuilt,) = read_tables(ru_set_run.output_dir)
+    pd.testing.assert_frame_equal(table, rebuilt.table, check_exact=True)
+    assert table.notna().to_numpy().sum() == ru_set_run.metric("stereotype_leakage_mlm_ru", "scored_cells") > 0
 
 
 def test_leakage_cli_uses_the_mono_table_as_covariate(tmp_path: Path) -> None:

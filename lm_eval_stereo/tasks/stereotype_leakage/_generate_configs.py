@@ -20,6 +20,8 @@ FAMILIES: dict[str, dict[str, str]] = {
     "stereotype_leakage": {"committed": "mlm", "full": "mlm_full"},
     "stereotype_leakage_seq2seq": {"committed": "seq2seq", "full": "mlm_full"},
 }
+#: the generative family (no template sets: the notebook's prompts)
+GEN = "stereotype_leakage_gen"
 
 
 def configs() -> dict[str, dict]:
@@ -32,6 +34,11 @@ def configs() -> dict[str, dict]:
                 dataset_kwargs={"language": lang, "template_sets": template_sets},
             )
         files[f"_{family}.yaml"] = group_config(family, [f"{family}_tasks"], None)
+    for lang in LANGUAGES:
+        files[f"{GEN}_{lang}.yaml"] = task_config(
+            f"_{GEN}_template_yaml", f"{GEN}_{lang}", dataset_kwargs={"language": lang}
+        )
+    files[f"_{GEN}.yaml"] = group_config(GEN, [f"{GEN}_tasks"], None)
     return files
 
 

@@ -69,7 +69,7 @@ def read_tables(folder: str | Path) -> list[RunTable]:
     tables = []
     for task, path in sorted(newest.items()):
         items = [json.loads(line)["n_leaks"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        cells = [(group, item["trait"], value) for item in items for group, value in item["associations"].items()]
+        cells = [cell for item in items for cell in metrics.item_cells(item)]
         family, _, lang = task.rpartition("_")
         score = _score_of(path.parent, task)
         tables.append(RunTable(task, family, lang, score, metrics.association_table(cells)))

@@ -18,6 +18,7 @@ tgt when alpha_L > 0 with p < 0.05 and L != tgt. Unrated human cells (999 upstre
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from collections.abc import Callable, Iterable, Mapping
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lm_eval_stereo.core.metrics import MetricSet, count, ideal, info
+from lm_eval_stereo.core.metrics import Metric, MetricSet, count, ideal, info
 from lm_eval_stereo.tasks.stereotype_leakage.data import GROUPS, LANGUAGES, TRAITS
 
 #: significance level of a leakage edge
@@ -50,6 +51,25 @@ def association_table(cells: Iterable[tuple[str, str, float]]) -> pd.DataFrame:
     for (trait, group), values in entries.items():
         table.loc[trait, group] = float(np.mean(values))
     return table
+
+
+def item_cells(item: Mapping[str, Any]) -> list[tuple[str, str, float]]:
+    """The (group, trait, value) entries of one logged item: ``cells`` (generative tasks) or the associations of
+    each group with the item's trait (scored templates)."""
+    if "cells" in item:
+        return [(group, trait, float(value)) for group, trait, value in item["cells"]]
+    return [(group, item["trait"], float(value)) for group, value in item["associations"].items()]
+
+
+def table_json(table: pd.DataFrame) -> str:
+    """``table`` as JSON: trait -> group -> value, ``null`` where NaN (floats written exactly, as ``repr``)."""
+    return json.dumps(
+        {
+            trait: {group: None if math.isnan(value) else float(value) for group, value in row.items()}
+            for trait, row in table.iterrows()
+        },
+        ensure_ascii=False,
+    )
 
 
 def pearson(model: pd.DataFrame, human: pd.DataFrame) -> float:
@@ -170,7 +190,7 @@ def leakage_metrics(
     fit = fit_leakage(leakage_frame(table, humans, scale=scale, unrated=unrated), target)
     scored = table.notna().to_numpy()
     unrated_anywhere = np.logical_or.reduce([h.isna().to_numpy() for h in humans.values()])
-    values: dict[str, Any] = {"n_leaks": fit.n_leaks, "own_coef": fit.own_coef}
+    values: dict[str, Any] = {"n_leaks": fit.n_leaks, "own_coef": fit.own_coef, "association_table": table_json(table)}
     for lang in LANGUAGES:
         values[f"leak_coef_{lang}"] = fit.coef[lang]
         values[f"leak_p_{lang}"] = fit.p[lang]
@@ -184,9 +204,11 @@ def leakage_metrics(
     return values
 
 
-def leakage_metric_set(label: str, summarize: Callable[[list[dict[str, Any]]], Mapping[str, Any]]) -> MetricSet:
-    """The metrics of a ``stereotype_leakage*`` task; ``summarize`` adds ``nan_scores`` and ``score`` to
-    :func:`leakage_metrics`."""
+def leakage_metric_set(
+    label: str, summarize: Callable[[list[dict[str, Any]]], Mapping[str, Any]], extra: tuple[Metric, ...] = ()
+) -> MetricSet:
+    """The metrics of a ``stereotype_leakage*`` task (and a family's ``extra`` ones); ``summarize`` adds
+    ``nan_scores``, ``nan_cells``, ``score`` and the extra metrics to :func:`leakage_metrics`."""
     per_source = [
         m
         for lang in LANGUAGES
@@ -207,5 +229,11 @@ def leakage_metric_set(label: str, summarize: Callable[[list[dict[str, Any]]], M
         count("unrated_human_cells", "scored cells unrated in at least one human table (0 or dropped: option unrated)"),
         count("fit_converged", "1 when the mixed model converged"),
         info("score", "how a template was scored (set, ilps, ...)"),
+        info(
+            "association_table",
+            "the run's 32 x 30 association table as JSON: trait -> group -> mean association over templates "
+            "(null: no finite value)",
+        ),
+        *extra,
     )
     return MetricSet(label, metrics, summarize)

@@ -129,7 +129,7 @@ class LeakageTask(SummaryTask):
         }
 
     def summarize(self, items: list[dict[str, Any]]) -> dict[str, Any]:
-        entries = [(g, item["trait"], value) for item in items for g, value in item["associations"].items()]
+        entries = [cell for item in items for cell in metrics.item_cells(item)]
         table = metrics.association_table(entries)
         scale = metrics.REFERENCE_SCALE[self.score_kind()] if self.options["scale"] == "reference" else 1.0
         humans = {lang: human_associations(lang) for lang in LANGUAGES}

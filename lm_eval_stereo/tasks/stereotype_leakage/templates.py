@@ -1,9 +1,9 @@
 """The reference's templates, group words, trait words and prior words, expanded as ``asso.py`` runs them.
 
-``reference_lists.json`` holds the literal lists of AnnaSou/Stereotype_Leakage @ 8254eb7 (MIT; ``asso.py`` per
-model function, the word -> English maps of ``aggre_tem.py``), vendored with attribution. Template sets per language:
-``mlm`` (the mBERT functions as committed: Hindi = the ``comp`` pair only), ``mlm_full`` (the monolingual-BERT
-functions: Hindi = 40 gendered pairs + 5 oblique-plural templates) and ``seq2seq`` (the mT5 functions).
+The literal lists come from the pinned upstream ``asso.py`` (:mod:`~lm_eval_stereo.tasks.stereotype_leakage.reference`,
+AnnaSou/Stereotype_Leakage @ 8254eb7, MIT), read at run time. Template sets per language: ``mlm`` (the mBERT
+functions as committed: Hindi = the ``comp`` pair only), ``mlm_full`` (the monolingual-BERT functions: Hindi = 40
+gendered pairs + 5 oblique-plural templates) and ``seq2seq`` (the mT5 functions).
 
 A :class:`Recipe` is one scored file of the reference: a template with ``<group>`` and ``<mask>``, its groups, the prior
 word and the trait words. Placeholders are resolved as the reference does:
@@ -22,15 +22,12 @@ reference's copy of ``dishonest`` into ``untrustworthy``.
 
 from __future__ import annotations
 
-import functools
-import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from lm_eval_stereo.tasks.stereotype_leakage.data import TRAITS, language
+from lm_eval_stereo.tasks.stereotype_leakage.reference import reference_lists
 
-LISTS = Path(__file__).with_name("reference_lists.json")
 TEMPLATE_SETS = ("mlm", "mlm_full", "seq2seq")
 MASK = "<mask>"
 
@@ -46,11 +43,6 @@ class Recipe:
     groups: tuple[tuple[str, str], ...]
     traits: tuple[str, ...]
     prior_traits: tuple[str, ...]
-
-
-@functools.cache
-def reference_lists() -> dict[str, Any]:
-    return json.loads(LISTS.read_text(encoding="utf-8"))
 
 
 def _recipe(rid: str, template: str, groups: dict[str, str], prior: str, traits: list[str], **kw: Any) -> Recipe:
