@@ -21,6 +21,7 @@ of the two sides are compared from ``log_samples``.
 from __future__ import annotations
 
 import math
+import os
 import statistics
 import tempfile
 import time
@@ -124,6 +125,7 @@ def run(quick: bool = False) -> dict:
     from lm_eval.tasks import TaskManager
 
     limit = 0.0005 if quick else 0.001
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         path = build_causal_lm(Path(tmp) / "model", seed=0, shape="bench")
         hf = HFLM(pretrained=str(path), device="cpu", batch_size=BATCH_SIZE, dtype="float32")
@@ -155,6 +157,7 @@ def run(quick: bool = False) -> dict:
                 elapsed = bare_forward(hf.model, inputs)
                 if repetition:
                     times[f"bare {name}"].append(elapsed)
+    load_after = os.getloadavg()
     tokens = {name: bare[name][1] for name in models}
     expected, actual = per_request(outputs["hf"]), per_request(outputs["hf-prefix"])
     assert expected.keys() == actual.keys()
@@ -181,7 +184,9 @@ def run(quick: bool = False) -> dict:
         f"documents, {len(expected)} requests: "
         + ", ".join(f"{task} {n}" for task, n in sorted(documents.items()))
         + f"). Random GPT-2-style model, {params / 1e6:.1f}M parameters, float32, CPU, batch size {BATCH_SIZE} "
-        f"(rows for hf-prefix). Median (min–max) of {REPETITIONS} runs after a warm-up; model loading excluded.\n\n"
+        f"(rows for hf-prefix). Median (min–max) of {REPETITIONS} runs after a warm-up; model loading excluded. "
+        f"Load average (1, 5, 15 min) on {os.cpu_count()} cores: {', '.join(f'{x:.1f}' for x in load_before)} before, "
+        f"{', '.join(f'{x:.1f}' for x in load_after)} after (the machine is shared).\n\n"
         "| what | hf | hf-prefix | ratio hf / hf-prefix |\n|---|---:|---:|---:|\n"
         f"| end to end `simple_evaluate` (s) | {cell(stats['hf'])} | {cell(stats['hf-prefix'])} | "
         f"**{cell(speedup)}×** |\n"
@@ -210,6 +215,7 @@ def run(quick: bool = False) -> dict:
             "parameters": params,
             "batch_size": BATCH_SIZE,
             "repetitions": REPETITIONS,
+            "load_average_before_after": [load_before, load_after],
             "seconds": stats,
             "speedup_hf_over_prefix": speedup,
             "end_to_end_over_bare": overhead,
