@@ -7,7 +7,8 @@ around a stand-in model (one layer, 8 wide) carrying the tokenizer, so no real m
 - log-likelihood tasks: the input tokens lm_eval's ``hf`` forwards (``(context + continuation)[-(L+1):][:-1]`` per
   request) and those ``hf-prefix`` forwards (the nodes of its prefix-tree rows, :mod:`lm_eval_stereo.models.prefix_tree`,
   packed for a model of ``--hidden-size``);
-- generation tasks: the prompt tokens and the most new tokens the requests may generate (``max_gen_toks``).
+- generation tasks: the generations (a request with ``repeats: N`` counts N), their prompt tokens and the most new
+  tokens they may generate (``max_gen_toks``).
 
 ``--tokenizer bpe32k`` trains a byte-level BPE of 32,000 entries on the counted requests' own texts (no download;
 optimistic for this in-domain text), any other value is a Hugging Face tokenizer name or folder.
@@ -21,10 +22,10 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-#: the causal-LM suite (``make demo``'s tasks; gest_pairs needs the pairs file, see tasks/gest/README.md)
+#: the causal-LM suite (gest_pairs needs the pairs file, see tasks/gest/README.md)
 DEFAULT_TASKS = (
-    "stereoset_multi,gest_en,gerbbq_mc,gest_mt,gerbbq,sexist_statements_de_once,stereo_persona_de_once,"
-    "neutral_persona_de_once,gender_persona_de"
+    "stereoset_multi,gest_en,gerbbq_mc,gest_mt,gerbbq,sexist_statements_de,stereo_persona_de,neutral_persona_de,"
+    "gender_persona_de"
 )
 BPE_VOCAB_SIZE = 32_000
 
@@ -104,10 +105,13 @@ def count_task(name: str, task: Any, lm: Any, hidden_size: int, limit: float | N
         rows = pack_rows(requests, lm.max_length, attention_cost=1 / hidden_size)
         count.prefix_tokens = sum(len(row) for row in rows)
     elif task.OUTPUT_TYPE == "generate_until":
+        count.requests = 0
         for instance in instances:
             context, gen_kwargs = instance.args
-            count.prompt_tokens += len(lm.tok_encode(context))
-            count.max_new_tokens += int(gen_kwargs.get("max_gen_toks", lm.max_gen_toks))
+            repeats = instance.repeats or 1
+            count.requests += repeats
+            count.prompt_tokens += repeats * len(lm.tok_encode(context))
+            count.max_new_tokens += repeats * int(gen_kwargs.get("max_gen_toks", lm.max_gen_toks))
     return count
 
 
