@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-#: the causal-LM suite (gest_pairs needs the pairs file, see tasks/gest/README.md)
+#: the causal-LM suite (gest_pairs needs the pairs file, see lm_eval_stereo/tasks/gest/README.md)
 DEFAULT_TASKS = (
     "stereoset_multi,gest_en,gerbbq_mc,gest_mt,gerbbq,sexist_statements_de,stereo_persona_de,neutral_persona_de,"
     "gender_persona_de"
