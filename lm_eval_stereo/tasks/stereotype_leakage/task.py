@@ -24,6 +24,12 @@ from lm_eval_stereo.tasks.stereotype_leakage.data import language as language_co
 from lm_eval_stereo.tasks.stereotype_leakage.human import human_associations
 from lm_eval_stereo.tasks.stereotype_leakage.templates import Recipe, mask_pattern, recipes
 
+UNRATED_OPTION = Option(
+    "unrated",
+    "zero",
+    choice(*metrics.UNRATED_RULES),
+    "unrated human cells in the regression: zero (the reference) or drop",
+)
 COMMON_OPTIONS = declare(
     Option(
         "templates",
@@ -32,12 +38,7 @@ COMMON_OPTIONS = declare(
         "committed: the reference's template subsets "
         "(mBERT: Hindi = the comp pair only); full: every template of the language (monolingual-BERT sets)",
     ),  # fmt: skip
-    Option(
-        "unrated",
-        "zero",
-        choice(*metrics.UNRATED_RULES),
-        "unrated human cells in the regression: zero (the reference) or drop",
-    ),  # fmt: skip
+    UNRATED_OPTION,
     Option(
         "scale",
         "reference",

@@ -27,6 +27,7 @@ from lm_eval_stereo.tasks.stereotype_leakage import generation, metrics
 from lm_eval_stereo.tasks.stereotype_leakage.data import LANGUAGES, TRAITS
 from lm_eval_stereo.tasks.stereotype_leakage.data import language as language_code
 from lm_eval_stereo.tasks.stereotype_leakage.human import human_associations
+from lm_eval_stereo.tasks.stereotype_leakage.task import UNRATED_OPTION
 
 PROTOCOLS = ("repository", "paper2025")
 OPTIONS = declare(
@@ -37,12 +38,7 @@ OPTIONS = declare(
         "generative tasks: repository (the notebook: 16 opposite pairs, counts) "
         "or paper2025 (same-polarity pairs with a 'neither' answer, shares)",
     ),  # fmt: skip
-    Option(
-        "unrated",
-        "zero",
-        choice(*metrics.UNRATED_RULES),
-        "unrated human cells in the regression: zero (the reference) or drop",
-    ),  # fmt: skip
+    UNRATED_OPTION,
 )
 EXTRA_METRICS = (
     count("generations", "generated outputs scored"),
