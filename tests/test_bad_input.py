@@ -419,3 +419,4 @@ def test_no_generic_metadata_warning_floods_a_suite_run(nan_causal_run: LmEvalRu
 def test_results_json_records_the_options_in_force(nan_causal_run: LmEvalRun) -> None:
     config = nan_causal_run.results["configs"]["stereoset_multi_en"]["metadata"]
     assert config["normalization"] == "token" and json.dumps(config)
+    assert config["data"] == "stereoset-multi@883f005dd9d0"  # the pinned upstream commit the items came from

@@ -81,6 +81,22 @@ class SharedSummary:
         return aggregate
 
 
+def data_pins(task_class: type) -> str:
+    """``source@commit`` of every pinned upstream source the task's benchmark reads (the ``*SOURCE`` names of its
+    ``data.py``, the module beside the task class in ``lm_eval_stereo/tasks/<benchmark>/``)."""
+    import importlib
+
+    from lm_eval_stereo.core.sources import SOURCES
+
+    package = task_class.__module__.rsplit(".", 1)[0]
+    try:
+        data = importlib.import_module(f"{package}.data")
+    except ImportError:
+        return ""
+    names = sorted({value for key, value in vars(data).items() if key.endswith("SOURCE") and value in SOURCES})
+    return ", ".join(f"{name}@{SOURCES[name].commit[:12]}" for name in names)
+
+
 class SummaryTask(ConfigurableTask):
     """A YAML task (minus ``class``) whose metrics are the :class:`MetricSet` of :meth:`metric_set`.
 
@@ -96,8 +112,8 @@ class SummaryTask(ConfigurableTask):
         config = {key: value for key, value in (config or {}).items() if key != "class"}
         self.options = task_options.parse(str(config.get("task")), self.OPTIONS, config.get("metadata") or {})
         super().__init__(config=config, **kwargs)
-        # the options in force are part of the task's config in the results (what was measured, and how)
-        self.config.metadata = {**(self.config.metadata or {}), **self.options}
+        # the options in force and the data pins are part of the task's config in the results (what was measured, how)
+        self.config.metadata = {**(self.config.metadata or {}), **self.options, "data": data_pins(type(self))}
         self._shared = SharedSummary(self.metric_set(), self.KEY_FIELD)
 
     def metric_set(self) -> MetricSet:
