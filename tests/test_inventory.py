@@ -24,6 +24,6 @@ def test_counts_follow_the_requests(tiny_causal: Path):
     assert (gest.documents, gest.requests, gerbbq.requests, mt.requests) == (3, 12, 9, 3)
     # gest_en: each sentence once for its four continuations (he / she, the man / the woman)
     assert 0 < gest.prefix_tokens < gest.hf_tokens / 2 and 0 < gerbbq.prefix_tokens < gerbbq.hf_tokens / 2
-    assert mt.max_new_tokens == 3 * 256 and mt.prompt_tokens > 0 and mt.hf_tokens == 0
+    assert mt.max_new_tokens == 3 * 66 and mt.prompt_tokens > 0 and mt.hf_tokens == 0  # max_gen_toks of gest_mt
     table = markdown(counts)
     assert "| gest_en | loglikelihood | 3 | 12 |" in table and "**total**" in table
