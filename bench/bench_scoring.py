@@ -124,7 +124,7 @@ def run(quick: bool = False) -> dict:
     from lm_eval.models.huggingface import HFLM
     from lm_eval.tasks import TaskManager
 
-    limit = 0.0005 if quick else 0.001
+    limit = 0.0005 if quick else 0.002
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         path = build_causal_lm(Path(tmp) / "model", seed=0, shape="bench")

@@ -116,18 +116,28 @@ def count_task(name: str, task: Any, lm: Any, hidden_size: int, limit: float | N
 
 
 def inventory(
-    tasks: list[str], tokenizer: Any, *, max_length: int, hidden_size: int, limit: float | None, metadata: dict
+    tasks: list[str], tokenizer: str, *, max_length: int, hidden_size: int, limit: float | None, metadata: dict
 ) -> list[TaskCount]:
-    """Counts for every task under ``tasks``; ``tokenizer`` an HF tokenizer or ``"bpe32k"``."""
-    built = list(leaf_tasks(tasks, metadata))
-    if tokenizer == "bpe32k":
-        texts = set()
-        for _, task in built:
-            task.build_all_requests(limit=limit, rank=0, world_size=1)
-            texts.update(str(arg) for instance in task.instances for arg in instance.args if isinstance(arg, str))
-        tokenizer = train_bpe_tokenizer(sorted(texts))
-    lm = stand_in_lm(tokenizer, max_length)
-    return [count_task(name, task, lm, hidden_size, limit) for name, task in sorted(built, key=lambda item: item[0])]
+    """Counts for every task under ``tasks``; ``tokenizer`` an HF tokenizer name or folder, or ``"bpe32k"``.
+
+    The tokenizer reaches the tasks as the ``tokenizer`` model argument, as ``--model_args tokenizer=...`` would (tasks
+    whose requests depend on the model's tokenizer, e.g. StereoSet's first-token split, build them with it).
+    """
+    import tempfile
+
+    from transformers import AutoTokenizer
+
+    with tempfile.TemporaryDirectory() as folder:
+        if tokenizer == "bpe32k":
+            texts = set()
+            for _, task in leaf_tasks(tasks, metadata):
+                task.build_all_requests(limit=limit, rank=0, world_size=1)
+                texts.update(str(a) for instance in task.instances for a in instance.args if isinstance(a, str))
+            train_bpe_tokenizer(sorted(texts)).save_pretrained(folder)
+            tokenizer = folder
+        built = sorted(leaf_tasks(tasks, {**metadata, "tokenizer": tokenizer}), key=lambda item: item[0])
+        lm = stand_in_lm(AutoTokenizer.from_pretrained(tokenizer), max_length)
+        return [count_task(name, task, lm, hidden_size, limit) for name, task in built]
 
 
 def markdown(counts: list[TaskCount]) -> str:
@@ -159,14 +169,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--metadata", default="{}", help="as lm_eval's --metadata (JSON)")
     parser.add_argument("--json", action="store_true", help="JSON instead of a Markdown table")
     args = parser.parse_args(argv)
-    tokenizer = args.tokenizer
-    if tokenizer != "bpe32k":
-        from transformers import AutoTokenizer
-
-        tokenizer = AutoTokenizer.from_pretrained(tokenizer)
     counts = inventory(
         args.tasks.split(","),
-        tokenizer,
+        args.tokenizer,
         max_length=args.max_length,
         hidden_size=args.hidden_size,
         limit=int(args.limit) if args.limit and args.limit >= 1 else args.limit,

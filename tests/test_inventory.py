@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from transformers import AutoTokenizer
-
 from lm_eval_stereo.inventory import inventory, markdown
 
 
 def test_counts_follow_the_requests(tiny_causal: Path):
-    tokenizer = AutoTokenizer.from_pretrained(tiny_causal)
     counts = inventory(
         ["gest_en", "gerbbq_mc_amb", "gest_mt_pl"],
-        tokenizer,
+        str(tiny_causal),
         max_length=512,
         hidden_size=32,
         limit=3,
