@@ -212,7 +212,9 @@ def _upstream(path: str) -> str:
 
     commit = get_source(data.SOURCE).commit
     if not UPSTREAM_GIT.is_dir():
-        pytest.skip(f"no upstream clone at {UPSTREAM_GIT}")
+        pytest.skip(
+            f"asso.py/aggre_tem.py/the notebook are not in the offline mirror yet (issue 11, blocked); no upstream clone at {UPSTREAM_GIT}"
+        )
     head = subprocess.run(["git", "-C", str(UPSTREAM_GIT), "rev-parse", "HEAD"], capture_output=True, text=True)
     assert head.stdout.strip() == commit
     shown = subprocess.run(

@@ -20,7 +20,9 @@ UPSTREAM_GIT = Path("/work/.mirror/AnnaSou+Stereotype_Leakage/repo")
 def notebook() -> str:
     """The notebook at the pinned commit of the read-only upstream clone (the offline mirror has no copy)."""
     if not UPSTREAM_GIT.is_dir():
-        pytest.skip(f"no upstream clone at {UPSTREAM_GIT}")
+        pytest.skip(
+            f"asso.py/aggre_tem.py/the notebook are not in the offline mirror yet (issue 11, blocked); no upstream clone at {UPSTREAM_GIT}"
+        )
     commit = get_source(data.SOURCE).commit
     shown = subprocess.run(
         ["git", "-C", str(UPSTREAM_GIT), "show", f"{commit}:{generation.NOTEBOOK}"], capture_output=True, check=True

@@ -13,6 +13,7 @@ field; the reference drops rows whose ``A_x`` is empty, the upstream files have 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,18 +55,18 @@ def _pair_id(file: str, row_number: int, value: str, field: str) -> int:
     return int(value)
 
 
-def read_pairs(path: Path, lang: str) -> list[dict[str, Any]]:
-    """Pairs of a translated file (``A_x`` = more stereotypical, ``B_x`` = less)."""
-    rows = read_csv(path, required=COLUMNS)
+def _read(
+    path: Path, required: Sequence[str], more: str, less: str, id_column: str, id_label: str, lang: str
+) -> list[dict[str, Any]]:
+    """Pairs of a CSV: columns ``more``/``less`` hold the more/less stereotypical sentence; errors name the record."""
     pairs = []
-    for index, row in enumerate(rows):
-        row_number = index + 2
-        require_text(str(path), row_number, row, ("A_x", "B_x"))
+    for row_number, row in enumerate(read_csv(path, required=required), start=2):
+        require_text(str(path), row_number, row, (more, less))
         pairs.append(
             {
-                "id": _pair_id(str(path), row_number, row["ID"], "ID"),
-                "sent_more": row["A_x"],
-                "sent_less": row["B_x"],
+                "id": _pair_id(str(path), row_number, row[id_column], id_label),
+                "sent_more": row[more],
+                "sent_less": row[less],
                 "stereo_antistereo": row["stereo_antistereo"],
                 "lang": lang,
             }
@@ -73,23 +74,14 @@ def read_pairs(path: Path, lang: str) -> list[dict[str, Any]]:
     return pairs
 
 
+def read_pairs(path: Path, lang: str) -> list[dict[str, Any]]:
+    """Pairs of a translated file (``A_x`` = more stereotypical, ``B_x`` = less)."""
+    return _read(path, COLUMNS, "A_x", "B_x", "ID", "ID", lang)
+
+
 def read_crows_pairs(path: Path) -> list[dict[str, Any]]:
     """All pairs of the original CrowS-Pairs file."""
-    rows = read_csv(path, required=CROWS_COLUMNS)
-    pairs = []
-    for index, row in enumerate(rows):
-        row_number = index + 2
-        require_text(str(path), row_number, row, ("sent_more", "sent_less"))
-        pairs.append(
-            {
-                "id": _pair_id(str(path), row_number, row[""], "(ID column)"),
-                "sent_more": row["sent_more"],
-                "sent_less": row["sent_less"],
-                "stereo_antistereo": row["stereo_antistereo"],
-                "lang": "en",
-            }
-        )
-    return pairs
+    return _read(path, CROWS_COLUMNS, "sent_more", "sent_less", "", "(ID column)", "en")
 
 
 def load_pairs(lang: str) -> list[dict[str, Any]]:
