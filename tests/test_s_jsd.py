@@ -259,6 +259,20 @@ def test_identical_copies_are_computed_once_with_the_same_numbers(tiny_bert, cap
     (message,) = [r.getMessage() for r in caplog.records if "distinct inputs" in r.getMessage()]
     copies, distinct = (int(word) for word in message.split() if word.isdigit())
     assert distinct < copies
+    # the default StereoSet path (span_mode reference, masked_fill): the candidates share their first sub-token's input
+    fills = [
+        a
+        for c in (1, 2, 3)
+        for a in stereoset_mlm.reference_inputs(lm.tokenizer, intra["context"], intra[f"c{c}_word"])
+    ]
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="lm_eval_stereo.models.masked_lm"):
+        pooled_fills = lm.masked_fill(requests("masked_fill", fills))
+    assert pooled_fills == pytest.approx([lm.masked_fill(requests("masked_fill", [a]))[0] for a in fills], abs=1e-6)
+    (message,) = [r.getMessage() for r in caplog.records if "distinct inputs" in r.getMessage()]
+    copies, distinct = (int(word) for word in message.split() if word.isdigit())
+    assert (copies, distinct) == (len(fills), len({text for text, _ in fills}))
+    assert distinct <= copies - 2  # the three first-sub-token inputs are one
 
 
 def test_overlength_and_empty_sentences_are_counted_not_truncated(tiny_bert):  # noqa: F811

@@ -498,21 +498,18 @@ class HFMaskedLM(HFLM):
         each scored (input, position) goes through the output head and the softmax once.
         """
         slots: list[dict[int, tuple[float, ...]]] = [{} for _ in range(n_owners)]
-        users: dict[tuple[int, ...], list[MaskedCopy]] = {}
-        for copy in copies:
-            users.setdefault(copy.tokens, []).append(copy)
-        distinct = list(users)
-        if len(distinct) < len(copies):
-            eval_logger.debug("hf-mlm: %d masked copies, %d distinct inputs", len(copies), len(distinct))
-        order = sorted(range(len(distinct)), key=lambda i: -len(distinct[i]))
+        inputs = self._model_inputs(copies)
+        if len(inputs) < len(copies):
+            eval_logger.debug("hf-mlm: %d masked copies, %d distinct inputs", len(copies), len(inputs))
+        order = sorted(range(len(inputs)), key=lambda i: -len(inputs[i][0]))
 
         def run(chunk: list[int]) -> None:
-            ids, mask = pad_batch([distinct[i] for i in chunk], self.tokenizer.pad_token_id)
+            ids, mask = pad_batch([inputs[i][0] for i in chunk], self.tokenizer.pad_token_id)
             ids, mask = ids.to(self.device), mask.to(self.device)
             cells: dict[tuple[int, int], int] = {}  # (row, position) -> row of the head's output
             wanted = []  # (cell, target, owner, slot)
             for row, i in enumerate(chunk):
-                for copy in users[distinct[i]]:
+                for copy in inputs[i][1]:
                     for position, target, slot in zip(copy.positions, copy.targets, copy.slots, strict=True):
                         cell = cells.setdefault((row, position), len(cells))
                         wanted.append((cell, target, copy.owner, slot))
@@ -535,6 +532,14 @@ class HFMaskedLM(HFLM):
 
         self._batched(order, run)
         return [[scores[k] for k in sorted(scores)] for scores in slots]
+
+    @staticmethod
+    def _model_inputs(copies: list[MaskedCopy]) -> list[tuple[tuple[int, ...], list[MaskedCopy]]]:
+        """The distinct model inputs of ``copies``, each with the copies that share it (first-seen order)."""
+        users: dict[tuple[int, ...], list[MaskedCopy]] = {}
+        for copy in copies:
+            users.setdefault(copy.tokens, []).append(copy)
+        return list(users.items())
 
     @torch.no_grad()
     def _batched(self, order: list[int], run: Callable[[list[int]], None]) -> None:
