@@ -62,7 +62,8 @@ def run(model_args: list[str], samples: dict[str, list[int]], out) -> LmEvalRun:
 def causal_run(tiny_causal, tmp_path_factory) -> LmEvalRun:
     samples = {f"stereoset_multi_{lang}": sorted(set(ROWS[lang].values())) for lang in LANGS}
     samples |= {"gest_en": GEST_SAMPLES, "gerbbq_mc_amb": GERBBQ_SAMPLES}
-    model = ["--model", "hf", "--model_args", f"pretrained={tiny_causal},dtype=float32"]
+    # --num_fewshot 2: the tasks are zero-shot, lm_eval ignores it (the prompts below must be the reference's)
+    model = ["--model", "hf", "--model_args", f"pretrained={tiny_causal},dtype=float32", "--num_fewshot", "2"]
     return run(model, samples, tmp_path_factory.mktemp("parity_causal"))
 
 
@@ -185,6 +186,13 @@ def stereoset_pairs(run_result: LmEvalRun, prefix: str, reference) -> list[tuple
 
 def max_delta(pairs) -> float:
     return max(abs(ours - theirs) for ours, theirs, *_ in pairs)
+
+
+def test_tasks_stay_zero_shot_whatever_num_fewshot_says(causal_run):
+    """The papers' protocol is zero-shot: ``--num_fewshot 2`` is ignored (never test documents as examples)."""
+    assert causal_run.results["n-shot"] == {task: 0 for task in causal_run.samples}
+    assert all(config["num_fewshot"] == 0 for config in causal_run.results["configs"].values())
+    assert "has been set to 0" in causal_run.stderr
 
 
 def test_stereoset_causal_intrasentence_reproduces_the_reference(causal_run, causal):

@@ -110,6 +110,9 @@ class SummaryTask(ConfigurableTask):
 
     def __init__(self, config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         config = {key: value for key, value in (config or {}).items() if key != "class"}
+        # zero-shot, as in the papers: lm_eval ignores --num_fewshot for a task whose config says 0 (logged, n-shot 0)
+        # instead of drawing examples from the test set
+        config["num_fewshot"] = 0
         self.options = task_options.parse(str(config.get("task")), self.OPTIONS, config.get("metadata") or {})
         super().__init__(config=config, **kwargs)
         # the options in force and the data pins are part of the task's config in the results (what was measured, how)
@@ -125,6 +128,11 @@ class SummaryTask(ConfigurableTask):
     def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
         """The per-document item (with a unique :attr:`KEY_FIELD`) from the document and its responses."""
         raise NotImplementedError
+
+    def fewshot_docs(self) -> None:
+        """None: a zero-shot task has no few-shot pool (lm_eval would otherwise materialise every test document at
+        start-up to build one)."""
+        return None
 
     def download(self, dataset_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
         """``custom_dataset(**metadata, **parsed options, **dataset_kwargs)`` (lm_eval's own download, without its
