@@ -7,7 +7,8 @@ installs an import hook: nothing of lm_eval is imported until the program itself
 when ``lm_eval._cli.harness`` is executed, the pre-0.4.10 listing flags (``--tasks list``, ``list_groups``,
 ``list_subtasks``, ``list_tags``) are translated to 0.4.13's ``lm_eval ls ...``; when ``lm_eval.api.model`` is
 executed, lm_eval's base ``LM`` gets a method per masked-LM request type (:data:`MASKED_REQUEST_TYPES`) that stops a
-run of a masked-LM task on a model that cannot serve it with a message naming ``--model hf-mlm``.
+run of a masked-LM task on a model that cannot serve it with a message naming ``--model hf-mlm``; ``lm_eval.utils``'s
+console table shortens long text metrics.
 
 This module is the plugin's one place that patches lm_eval; every patch is listed in ``_HOOKS``.
 
@@ -237,6 +238,39 @@ def patch_stderr(module: ModuleType) -> None:
     module.stderr_for_metric = stderr_for_metric
 
 
+#: a text metric longer than this is shortened in lm_eval's console table; the results file keeps it whole
+TABLE_TEXT_LIMIT = 60
+
+
+def short_texts(result_dict: dict, column: str) -> dict:
+    """``result_dict`` with every text metric of ``column`` longer than :data:`TABLE_TEXT_LIMIT` replaced by a note
+    of its length (a copy; e.g. the stereotype-leakage ``association_table``, a JSON table of 960 cells)."""
+    shortened = {
+        task: {
+            key: f"({len(value):,} characters: see the results file)"
+            if "," in key and isinstance(value, str) and len(value) > TABLE_TEXT_LIMIT
+            else value
+            for key, value in metrics.items()
+        }
+        for task, metrics in result_dict.get(column, {}).items()
+    }
+    return {**result_dict, column: shortened}
+
+
+def patch_make_table(module: ModuleType) -> None:
+    """Keep lm_eval's console table readable: long text metrics are shortened there (:func:`short_texts`)."""
+    original = module.make_table
+    if getattr(original, "_lm_eval_stereo", False):
+        return
+
+    @functools.wraps(original)
+    def make_table(result_dict: dict, column: str = "results", sort_results: bool = False) -> str:
+        return original(short_texts(result_dict, column), column=column, sort_results=sort_results)
+
+    make_table._lm_eval_stereo = True  # type: ignore[attr-defined]
+    module.make_table = make_table
+
+
 LISTINGS = {"list": "tasks", "list_groups": "groups", "list_subtasks": "subtasks", "list_tags": "tags"}
 
 
@@ -297,6 +331,7 @@ def patch_cli(module: ModuleType) -> None:
 
 _HOOKS = {
     "lm_eval.evaluator_utils": ("report its bootstrap standard errors", patch_stderr),
+    "lm_eval.utils": ("shorten long text metrics in the console table", patch_make_table),
     "lm_eval": ("start", check_lm_eval_version),
     "lm_eval.models.huggingface": ("explain models the hf backend cannot score", patch_hf_causal_lm),
     "lm_eval.api.model": ("give models a clear error for masked-LM requests", patch_language_model),

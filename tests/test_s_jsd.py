@@ -24,13 +24,16 @@ from lm_eval_stereo.core.errors import MalformedDataError
 from lm_eval_stereo.models.masked_lm import HFMaskedLM
 from lm_eval_stereo.tasks.gest.task_mlm import GestEnglishMaskedTask
 from lm_eval_stereo.tasks.s_jsd import data, metrics
-from lm_eval_stereo.tasks.s_jsd.task import SJSDMaskedTask, custom_dataset
+from lm_eval_stereo.tasks.s_jsd.task import SJSDMaskedTask, causal_plan, custom_dataset
 from lm_eval_stereo.tasks.stereoset_multi import task_mlm as stereoset_mlm
 
 ID_DOCS = list(range(6))  # the Indonesian pairs up to ID 29 (doc 5), whose two sentences are identical
 #: English pairs for the causal model: doc 165 has tokens the tiny byte-level tokenizer cannot round-trip (a lone space
 #: token before a word: lm_eval moves a context's trailing space into the continuation); 88 and 113 have none
 CAUSAL_DOCS = [165, 88, 113]
+MERGING_FR_DOC = (
+    5  # "Madeleine n'était ...": with the tiny byte-level BPE "n'é" + "tait" re-tokenise into "n'é"'s length
+)
 
 
 # ------------------------------------------------------------------ a plain reference loop, one pair at a time
@@ -114,10 +117,10 @@ def causal_run(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> L
         "--batch_size",
         "16",
         "--tasks",
-        "s_jsd_en",
+        "s_jsd_en,s_jsd_fr",
         "--log_samples",
         "--samples",
-        json.dumps({"s_jsd_en": CAUSAL_DOCS}),
+        json.dumps({"s_jsd_en": CAUSAL_DOCS, "s_jsd_fr": [MERGING_FR_DOC]}),
     ]
     return run_lm_eval(args, tmp_path_factory.mktemp("s_jsd_causal"))
 
@@ -166,6 +169,28 @@ def test_causal_pairs_equal_the_plain_left_to_right_loop(causal_run, tiny_causal
         assert_same_pair(item, plain_causal(tiny_causal, item["doc"]["sent_more"], item["doc"]["sent_less"]))
     assert mismatching["roundtrip_mismatches"] > 0 and mismatching["status"] == "scored"
     assert causal_run.metric("s_jsd_en", "roundtrip_mismatches") == mismatching["roundtrip_mismatches"]
+
+
+def lm_eval_continuation(tokenizer, context: str, continuation: str) -> list[int]:
+    """The continuation tokens lm_eval's HF backend scores (trailing context whitespace moved, whole minus context)."""
+    head = context.rstrip()
+    whole = tokenizer(head + context[len(head) :] + continuation, add_special_tokens=False)["input_ids"]
+    return whole[len(tokenizer(head, add_special_tokens=False)["input_ids"]) :]
+
+
+def test_tokens_that_merge_into_their_context_are_counted_not_sent(causal_run, tiny_causal):
+    """A shared token whose text merges into the context's last token would leave lm_eval no continuation token
+    (its HF backend stops on an assertion): it is counted as unscorable, and the pair is scored without it."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_causal)
+    plans = [causal_plan(tokenizer, p["sent_more"], p["sent_less"]) for p in data.load_pairs("fr")]
+    assert all(lm_eval_continuation(tokenizer, *request) for plan in plans for request in plan.requests)
+    assert plans[MERGING_FR_DOC].unscorable_tokens > 0
+    (item,) = logged_items(causal_run, "s_jsd_fr")
+    assert item["status"] == "scored" and item["unscorable_tokens"] == plans[MERGING_FR_DOC].unscorable_tokens
+    assert item["shared_tokens"] == plans[MERGING_FR_DOC].shared > 0
+    assert causal_run.metric("s_jsd_fr", "unscorable_tokens") == item["unscorable_tokens"]
 
 
 # ------------------------------------------------------------------ formula and alignment

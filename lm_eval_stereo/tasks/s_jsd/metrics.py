@@ -172,7 +172,9 @@ def metric_set(label: str, causal: bool = False) -> MetricSet:
     if causal:
         metrics += [
             count("roundtrip_mismatches", "shared tokens whose text the backend re-tokenises differently"),
-            count("unscorable_tokens", "shared tokens without left context (tokenizer without BOS/EOS): left out"),
+            count(
+                "unscorable_tokens", "shared tokens that cannot be asked for through text (see the README): left out"
+            ),
         ]
     return MetricSet(
         label,

@@ -11,8 +11,9 @@
   that scores strings (no backend has to return per-token values, and prefix differencing would subtract two noisy
   sums); they equal the token's probability when the backend re-tokenises context + continuation into exactly the
   reference tokens, which is checked with the same tokenizer and counted (``roundtrip_mismatches``) otherwise.
-  A shared token that covers no whole character (a byte-level piece of a split character) or has no left context
-  (a tokenizer without BOS/EOS: the first token) cannot be asked for through text: it is left out of both sentences
+  A shared token that covers no whole character (a byte-level piece of a split character), has no left context
+  (a tokenizer without BOS/EOS: the first token) or whose text merges into the context's last token when re-tokenised
+  (no continuation token would be left to score) cannot be asked for through text: it is left out of both sentences
   and counted (``unscorable_tokens``).
 
 Options (``--metadata``): ``perturb`` (drop the last character of both sentences, the paper's Table 3 "perturbed"),
@@ -126,6 +127,10 @@ def _token_request(tokenizer: Any, sentence: str, encoding: Any, position: int) 
     # lm_eval's contract: a context's trailing whitespace moves to the continuation before tokenisation
     head = context.rstrip()
     head_ids = tokenizer(head, add_special_tokens=False)["input_ids"] if head else []
+    if len(whole) <= len(head_ids):
+        # the token's text merges into the context's last token (e.g. "n'é" + "tait" with byte-level BPE): lm_eval
+        # would get no continuation token to score
+        return None, False
     return (context, continuation), whole == expected and head_ids == expected[:-1]
 
 
