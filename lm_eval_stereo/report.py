@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from lm_eval_stereo.report_ideals import ideal_for
+from lm_eval_stereo.report_ideals import declared, ideal_for
 from lm_eval_stereo.report_runs import Finding, Run, is_nan, is_number, load_runs
 
 #: bookkeeping counts, summed over the members of a group
@@ -65,7 +65,7 @@ class Cell:
 
     @property
     def headlines(self) -> list[str]:
-        """Metrics with a bootstrap CI; for a group, those of its members that the group aggregates."""
+        """The headline metrics (:func:`_headlines`); for a group, those of its members that the group aggregates."""
         if self.members:
             names: dict[str, None] = {}
             for member in self.members:
@@ -109,7 +109,13 @@ class Cell:
 
 
 def _headlines(values: dict[str, Any]) -> list[str]:
-    return [name for name in values if f"{name}_ci_low" in values and f"{name}_ci_high" in values]
+    """The metrics with a bootstrap CI; for a task without any (stereotype leakage: a regression with p-values),
+    its numeric metrics that a benchmark declares with a direction or an ideal."""
+    with_ci = [name for name in values if f"{name}_ci_low" in values and f"{name}_ci_high" in values]
+    if with_ci:
+        return with_ci
+    known = declared()
+    return [name for name in values if name in known and is_number(values[name])]
 
 
 def _weight(values: dict[str, Any], items: tuple[int, int] | None) -> float:
@@ -178,10 +184,13 @@ def build_report(paths: list[str | Path], all_runs: bool = False) -> Report:
 # --- presentation ---------------------------------------------------------------------------------------------------
 
 
-def format_value(value: Any) -> str:
-    """A number as the tables show it: integers as they are, floats with four decimals, NaN as ``nan``."""
+def format_value(value: Any, sign: str = "") -> str:
+    """A number as the tables show it: integers as they are, floats with four decimals (three significant digits
+    below 0.001 in magnitude, e.g. an S_JSD of 2.31e-05), NaN as ``nan``; ``sign="+"`` always shows the sign."""
     if isinstance(value, float):
-        return "nan" if math.isnan(value) else f"{value:.4f}"
+        if math.isnan(value):
+            return "nan"
+        return f"{value:{sign}.3g}" if 0 < abs(value) < 1e-3 else f"{value:{sign}.4f}"
     return str(value)
 
 
@@ -196,7 +205,7 @@ def format_estimate(name: str, estimate: Estimate) -> str:
         text += f" [{format_value(estimate.low)}, {format_value(estimate.high)}]"
     ideal = ideal_for(name)
     if ideal and is_number(estimate.value) and (distance := ideal.distance(float(estimate.value))) is not None:
-        text += f" Δ{distance:+.4f}"
+        text += f" Δ{format_value(distance, '+')}"
     return text
 
 

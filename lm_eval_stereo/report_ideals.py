@@ -4,8 +4,8 @@ Each benchmark declares its metrics once, in Python (:mod:`lm_eval_stereo.core.m
 where the ideal is an end of the range (LMS, accuracy, undetermined share), "ideal" with a value where it lies inside
 the range (SS 50, bias scores 0 on [-1, 1], g_s 1, female share 0.5). The report never gives the latter an arrow: it
 shows the signed distance to the ideal, since a value on either side of it is a bias. Counts and text metrics have
-no direction. :data:`UNDECLARED` holds the only ideals kept here: those of metrics whose tasks the plugin does not
-declare (yet), so that their results still read right.
+no direction. :data:`UNDECLARED` holds the only ideal kept here: the report's reading of a metric declared without a
+direction (the leakage coefficients).
 """
 
 from __future__ import annotations
@@ -45,11 +45,9 @@ class Ideal:
         return f"{self.direction} is better"
 
 
-#: metrics of tasks without a declaration in the plugin (name or fnmatch pattern -> ideal)
+#: the report's reading of metrics declared without a direction (name or fnmatch pattern -> ideal): a leakage
+#: coefficient against 0, no carry-over (the declaration leaves it undirected: the target language's own is positive)
 UNDECLARED: dict[str, Ideal] = {
-    "s_jsd": Ideal("lower"),
-    "b_s_jsd": Ideal("target", 50.0),
-    "cps": Ideal("target", 50.0),
     "leak_coef_*": Ideal("target", 0.0),
 }
 
@@ -61,7 +59,9 @@ def declared() -> dict[str, Ideal]:
     """Every directed metric the plugin's benchmarks declare, by name (counts and text metrics left out)."""
     from lm_eval_stereo.tasks.german_gender_bias import gerbbq_metrics, persona_metrics, sexist_statements_metrics
     from lm_eval_stereo.tasks.gest import metrics as gest_metrics
+    from lm_eval_stereo.tasks.s_jsd import metrics as s_jsd_metrics
     from lm_eval_stereo.tasks.stereoset_multi import metrics as stereoset_metrics
+    from lm_eval_stereo.tasks.stereotype_leakage import metrics as leakage_metrics
 
     metric_sets = (
         stereoset_metrics.METRICS,
@@ -72,10 +72,11 @@ def declared() -> dict[str, Ideal]:
         persona_metrics.STEREO_METRICS,
         persona_metrics.NEUTRAL_METRICS,
         persona_metrics.GENDER_METRICS,
+        s_jsd_metrics.metric_set("s_jsd", causal=True),
     )
     ideals: dict[str, Ideal] = {}
-    for metric_set in metric_sets:
-        for metric in metric_set.metrics:
+    for metrics in (*(metric_set.metrics for metric_set in metric_sets), leakage_metrics.LEAKAGE_METRICS):
+        for metric in metrics:
             if metric.direction == "ideal":
                 ideals[metric.name] = Ideal("target", metric.ideal)
             elif metric.direction in ("higher", "lower"):

@@ -22,7 +22,7 @@ import pytest
 from lm_eval_runner import LmEvalRun, run_lm_eval
 from markdown_tables import parse_tables
 
-from lm_eval_stereo.report import build_report, render_markdown
+from lm_eval_stereo.report import build_report, format_value, render_markdown
 from lm_eval_stereo.report_figures import (
     GEST_HEIGHT_PX,
     STEREOSET_HEIGHT_PX,
@@ -78,8 +78,15 @@ def report_cli(*args: str | Path, check: bool = True) -> subprocess.CompletedPro
     return proc
 
 
-def fmt(value) -> str:
-    return "nan" if isinstance(value, float) and math.isnan(value) else f"{value:.4f}"
+def fmt(value, sign: str = "") -> str:
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    return f"{value:{sign}.3g}" if 0 < abs(value) < 1e-3 else f"{value:{sign}.4f}"
+
+
+def test_small_values_keep_three_significant_digits():
+    assert [format_value(v) for v in (2.3149e-05, -0.0004, 0.0, 0.25)] == ["2.31e-05", "-0.0004", "0.0000", "0.2500"]
+    assert format_value(-1.5e-06, "+") == "-1.5e-06" and format_value(0.5, "+") == "+0.5000"
 
 
 def expected_cell(results: dict, task: str, name: str, ideal: float | None = None) -> str:
@@ -93,7 +100,7 @@ def expected_cell(results: dict, task: str, name: str, ideal: float | None = Non
     if f"{name}_ci_low,none" in metrics:
         text += f" [{fmt(metrics[f'{name}_ci_low,none'])}, {fmt(metrics[f'{name}_ci_high,none'])}]"
     if ideal is not None and math.isfinite(value):
-        text += f" Δ{value - ideal:+.4f}"
+        text += f" Δ{fmt(value - ideal, '+')}"
     return text
 
 
@@ -273,7 +280,7 @@ def s_jsd_tasks(shift: float) -> dict[str, dict]:
             **with_ci(55 + shift, 3, "b_s_jsd"),
             **with_ci(48 - shift, 3, "cps"),
         }
-    tasks["stereotype_leakage_de"] = {"leak_coef_en": 0.3 + shift, "leak_coef_fr": -0.1, "count": 50}
+    tasks["stereotype_leakage_de"] = {"leak_coef_en": 0.3 + shift, "leak_coef_fr": -0.1, "count": 50, "n_leaks": 1}
     tasks["stereotype_leakage_fr"] = {"leak_coef_en": 0.2, "leak_coef_de": shift, "count": 50}
     return tasks
 
@@ -285,10 +292,12 @@ def test_s_jsd_and_leakage_figures_when_their_metrics_are_present(tmp_path):
     write_html(report, tmp_path / "html")
     tables = parse_tables(render_markdown(report))
     row = tables["s_jsd_de"]["org/model-1"]
-    assert row["s_jsd ↓"] == "0.2000 [0.1800, 0.2200]"
+    assert row["s_jsd (ideal 0)"] == "0.2000 [0.1800, 0.2200] Δ+0.2000", "S_JSD is signed: either side is a bias"
     assert row["b_s_jsd (ideal 50)"] == "55.1000 [52.1000, 58.1000] Δ+5.1000"
     assert row["cps (ideal 50)"] == "47.9000 [44.9000, 50.9000] Δ-2.1000"
     assert tables["stereotype_leakage_de"]["org/model-2"]["count"] == "50"
+    assert tables["stereotype_leakage_de"]["org/model-2"]["n_leaks (ideal 0)"] == "1 Δ+1.0000", "no CI: declared"
+    assert "leak_coef_en" not in tables["stereotype_leakage_de"]["org/model-2"], "undirected in the declaration"
     page = PageParser.parse((tmp_path / "html" / "index.html").read_text())
     sizes = {src: (width, height) for src, width, height in page.images}
     assert sizes == {"s_jsd.png": (WIDTH_PX, dot_plot_height(3)), "leakage.png": (WIDTH_PX, dot_plot_height(3))}
@@ -426,11 +435,9 @@ def test_ideals_come_from_the_metric_declarations():
     assert (ideal_for("ss").value, ideal_for("bias").value, ideal_for("accuracy").direction) == (50, 0, "higher")
     assert (ideal_for("gs_t1").value, ideal_for("q_05_social").value, ideal_for("f_m").value) == (1, 0, 0.5)
     assert ideal_for("ties") is None and ideal_for("normalization") is None, "counts and text have no direction"
-    assert (ideal_for("cps").value, ideal_for("leak_coef_en").direction, ideal_for("s_jsd").direction) == (
-        50,
-        "target",
-        "lower",
-    ), "undeclared tasks: the report's own table"
+    assert (ideal_for("cps").value, ideal_for("s_jsd").value, ideal_for("n_leaks").value) == (50, 0, 0)
+    assert ideal_for("leak_coef_en").direction == "target", "the report's reading of an undirected declaration"
+    assert ideal_for("token_acc_more").direction == "higher" and ideal_for("corr_human_en") is None
 
 
 # --- reading the HTML page and PNG headers ---------------------------------------------------------------------------

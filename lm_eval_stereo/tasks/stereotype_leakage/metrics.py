@@ -209,6 +209,11 @@ def leakage_metric_set(
 ) -> MetricSet:
     """The metrics of a ``stereotype_leakage*`` task (and a family's ``extra`` ones); ``summarize`` adds
     ``nan_scores``, ``nan_cells``, ``score`` and the extra metrics to :func:`leakage_metrics`."""
+    return MetricSet(label, (*LEAKAGE_METRICS, *extra), summarize)
+
+
+def _leakage_metrics() -> tuple[Metric, ...]:
+    """The metrics every ``stereotype_leakage*`` task reports."""
     per_source = [
         m
         for lang in LANGUAGES
@@ -218,7 +223,7 @@ def leakage_metric_set(
             info(f"corr_human_{lang}", f"Pearson r of the association table with H_{lang} over rated cells"),
         )
     ]
-    metrics = (
+    return (
         ideal("n_leaks", 0, "sources other than the target with alpha > 0 and p < 0.05"),
         info("own_coef", "alpha of the target language's own human table"),
         *per_source,
@@ -234,6 +239,8 @@ def leakage_metric_set(
             "the run's 32 x 30 association table as JSON: trait -> group -> mean association over templates "
             "(null: no finite value)",
         ),
-        *extra,
     )
-    return MetricSet(label, metrics, summarize)
+
+
+#: the metrics every ``stereotype_leakage*`` task reports (:func:`leakage_metric_set` adds a family's own)
+LEAKAGE_METRICS = _leakage_metrics()
