@@ -13,7 +13,14 @@ import urllib.request
 from pathlib import Path
 
 DATA_DIR_ENV = "LM_EVAL_STEREO_DATA_DIR"
-DEMO_SOURCES = ("stereoset-multi", "gest", "german-gender-bias")
+DEMO_SOURCES = (
+    "stereoset-multi",
+    "gest",
+    "german-gender-bias",
+    "s_jsd-multilingual",
+    "crows-pairs",
+    "stereotype-leakage",
+)
 UPSTREAM = "https://raw.githubusercontent.com/kinit-sk/gest/7dd908cae11720ee5d95e43a4ab94fb410c8b790/README.md"
 HOW = (
     f"set {DATA_DIR_ENV} to an offline mirror laid out as <dir>/<source>/<upstream path> (a copy of the project's "

@@ -405,7 +405,8 @@ def test_make_demo_checks_the_data_before_installing(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env)
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1
     assert (
-        "lacks stereoset-multi, gest, german-gender-bias" in proc.stderr
+        "lacks stereoset-multi, gest, german-gender-bias, s_jsd-multilingual, crows-pairs, stereotype-leakage"
+        in proc.stderr
         and "<dir>/<source>/<upstream path>" in proc.stderr
     )
     ok = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
