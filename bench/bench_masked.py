@@ -31,6 +31,7 @@ from pathlib import Path
 
 import torch
 
+from bench.timing import cell, spread
 from lm_eval_stereo.models.masked_lm import HFMaskedLM, MaskedCopy
 from lm_eval_stereo.testing.tiny_models import build_bert
 
@@ -205,14 +206,6 @@ def max_difference(a: dict[str, dict], b: dict[str, dict]) -> float:
         assert a[task].keys() == b[task].keys(), task
         diffs += [abs(a[task][key] - b[task][key]) for key in a[task]]
     return max(diffs)
-
-
-def spread(values: list[float]) -> dict[str, float]:
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
-
-
-def cell(s: dict[str, float], digits: int = 2) -> str:
-    return f"{s['median']:.{digits}f} ({s['min']:.{digits}f}–{s['max']:.{digits}f})"
 
 
 def run(quick: bool = False) -> dict:

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import math
 import os
-import statistics
 import tempfile
 import time
 from pathlib import Path
 
 import torch
 
+from bench.timing import cell, spread
 from lm_eval_stereo.models.hf_prefix import HFPrefixLM, batches
 from lm_eval_stereo.testing.tiny_models import build_causal_lm
 
@@ -109,14 +109,6 @@ def per_request(results: dict) -> dict[tuple[str, int, int], tuple[float, bool]]
 def same_float(a: float, b: float) -> bool:
     """Equal within 1e-4 (relative above 1), NaN equal to NaN."""
     return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-4 * max(1.0, abs(a))
-
-
-def spread(values: list[float]) -> dict[str, float]:
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
-
-
-def cell(s: dict[str, float], digits: int = 2) -> str:
-    return f"{s['median']:.{digits}f} ({s['min']:.{digits}f}–{s['max']:.{digits}f})"
 
 
 def run(quick: bool = False) -> dict:
