@@ -11,13 +11,14 @@ uses the closed form. Figures are associations (cells) per second.
 
 from __future__ import annotations
 
+import statistics
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from bench.timing import REPETITIONS, cell, spread, timed
 from lm_eval_stereo.testing.tiny_models import build_bert
 
 TEMPLATE = "The <group> is <mask>."
@@ -78,30 +79,30 @@ def measure(directory: Path, quick: bool) -> dict:
     model = AutoModelForMaskedLM.from_pretrained(directory).eval()
     head = model.cls.predictions.decoder
     weights = np.concatenate([head.weight.detach().numpy(), head.bias.detach().numpy()[:, None]], axis=1)
-    start = time.perf_counter()
-    expected = [
-        reference_set(model, tokenizer, weights, t, g, trait)
-        - reference_set(model, tokenizer, weights, t, PRIOR, trait)
-        for t, g, trait in cells
-    ]
-    reference_s = time.perf_counter() - start
+    reference_s, expected = timed(
+        lambda: [
+            reference_set(model, tokenizer, weights, t, g, trait)
+            - reference_set(model, tokenizer, weights, t, PRIOR, trait)
+            for t, g, trait in cells
+        ]
+    )
     lm = HFMaskedLM(pretrained=str(directory), device="cpu", batch_size=64)
     requests = []
     for t, g, trait in cells:
         for word in (g, PRIOR):
             left, separator, right = split(t, word, "en")
             requests.append(Instance("masked_sensitivity", {}, (left, trait, right, separator), len(requests)))
-    start = time.perf_counter()
-    totals = [sum(scores) for scores in lm.masked_sensitivity(requests)]
-    ours_s = time.perf_counter() - start
+    ours_s, responses = timed(lambda: lm.masked_sensitivity(requests))
+    totals = [sum(scores) for scores in responses]
     got = [totals[2 * i] - totals[2 * i + 1] for i in range(len(cells))]
     max_diff = max(abs(a - b) for a, b in zip(got, expected, strict=True))
     return {
         "cells": len(cells),
         "vocab_size": len(tokenizer),
-        "reference_cells_per_s": len(cells) / reference_s,
-        "hf_mlm_cells_per_s": len(cells) / ours_s,
-        "speedup": reference_s / ours_s,
+        "repetitions": REPETITIONS,
+        "reference_cells_per_s": spread([len(cells) / s for s in reference_s]),
+        "hf_mlm_cells_per_s": spread([len(cells) / s for s in ours_s]),
+        "speedup": statistics.median(reference_s) / statistics.median(ours_s),
         "max_abs_diff": max_diff,
         "same_numbers": max_diff <= 1e-4,
     }
@@ -116,12 +117,13 @@ def run(quick: bool = False) -> dict:
         "## Stereotype leakage: SeT scoring — hf-mlm vs reference-style loop",
         "",
         f"CPU, {torch.get_num_threads()} threads; bert-base-like random model (width 768, 2 layers); associations "
-        "(group − prior) per second (higher is better). The reference-style loop rescores the prior word for every "
+        "(group − prior) per second (higher is better), median (min–max) of "
+        f"{REPETITIONS} runs after a warm-up. The reference-style loop rescores the prior word for every "
         "group and runs one unbatched forward pass per sub-token without no_grad.",
         "",
         "| cells | vocab | reference cells/s | hf-mlm cells/s | speed-up | max |Δ| | same numbers |",
         "|---|---|---|---|---|---|---|",
-        f"| {r['cells']} | {r['vocab_size']} | {r['reference_cells_per_s']:.2f} | {r['hf_mlm_cells_per_s']:.2f} | "
+        f"| {r['cells']} | {r['vocab_size']} | {cell(r['reference_cells_per_s'])} | {cell(r['hf_mlm_cells_per_s'])} | "
         f"{r['speedup']:.2f}x | {r['max_abs_diff']:.2e} | {r['same_numbers']} |",
     ]
     return {"markdown": "\n".join(lines) + "\n", "json": {"set_scoring": r}}

@@ -31,13 +31,12 @@ from pathlib import Path
 
 import torch
 
-from bench.timing import cell, spread
+from bench.timing import REPETITIONS, cell, spread
 from lm_eval_stereo.models.masked_lm import HFMaskedLM, MaskedCopy
 from lm_eval_stereo.testing.tiny_models import build_bert
 
 TASKS = ["stereoset_multi_mlm", "gest_en_mlm"]
 BATCH_SIZE = 64
-REPETITIONS = 3
 #: agreement with the reference loop (absolute, on probabilities and log10-probability differences)
 TOLERANCE = 1e-5
 REQUEST_TYPES = ("masked_fill", "next_sentence", "masked_span")

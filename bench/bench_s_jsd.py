@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
 import torch
 
+from bench.timing import REPETITIONS, timed
 from lm_eval_stereo.core.alignment import shared_positions
 from lm_eval_stereo.testing.tiny_models import build_xlmr
 
@@ -49,17 +49,6 @@ def reference_pair(model, tokenizer, more: str, less: str) -> list[list[float]]:
     return [*probs, *logprobs]
 
 
-def timed(function, repetitions: int) -> tuple[list[float], object]:
-    """One warm-up call, then ``repetitions`` timed calls; (seconds of each, last result)."""
-    result = function()
-    seconds = []
-    for _ in range(repetitions):
-        start = time.perf_counter()
-        result = function()
-        seconds.append(time.perf_counter() - start)
-    return seconds, result
-
-
 def run(quick: bool = False) -> dict:
     """Build the model, time both implementations on the same pairs, check that they agree."""
     from lm_eval.api.instance import Instance
@@ -69,7 +58,7 @@ def run(quick: bool = False) -> dict:
 
     torch.manual_seed(0)
     pairs = PAIRS[:4] if quick else PAIRS
-    repetitions = 3
+    repetitions = REPETITIONS
     with tempfile.TemporaryDirectory() as tmp:
         directory = build_xlmr(Path(tmp) / "xlmr", seed=0, shape="bench_large_vocab")
         tokenizer = AutoTokenizer.from_pretrained(directory)

@@ -28,13 +28,12 @@ from pathlib import Path
 
 import torch
 
-from bench.timing import cell, spread
+from bench.timing import REPETITIONS, cell, spread
 from lm_eval_stereo.models.hf_prefix import HFPrefixLM, batches
 from lm_eval_stereo.testing.tiny_models import build_causal_lm
 
 TASKS = ["stereoset_multi", "gest_en", "gerbbq_mc"]
 BATCH_SIZE = 32
-REPETITIONS = 3
 SPEED_TARGET, TOKEN_TARGET, OVERHEAD_TARGET = 2.0, 2.5, 1.3
 
 
