@@ -21,15 +21,21 @@ from lm_eval_runner import LmEvalRun, free_port, run_lm_eval
 
 from lm_eval_stereo.models.hf_prefix import HFPrefixLM
 from lm_eval_stereo.models.prefix_tree import TokenRequest, pack_rows
+from lm_eval_stereo.tasks.s_jsd.data import LANGUAGES as S_JSD_LANGUAGES
+from lm_eval_stereo.tasks.stereoset_multi.data import LANGUAGES as STEREOSET_LANGUAGES
+from lm_eval_stereo.tasks.stereotype_leakage.data import LANGUAGES as LEAKAGE_LANGUAGES
 
 TOLERANCE = 1e-4
 PAIRS_FILE = Path(__file__).parent / "fixtures" / "gest" / "pairs.csv"
+#: every log-likelihood task of the suite (the GEST pairs with the fixture's languages)
 SUITE_TASKS = [
-    *(f"stereoset_multi_{lang}" for lang in ("en", "de", "fr", "es", "tr")),
+    *(f"stereoset_multi_{lang}" for lang in STEREOSET_LANGUAGES),
     "gest_en",
     *(f"gest_pairs_{lang}" for lang in ("pl", "cs", "ru")),
     "gerbbq_mc_amb",
     "gerbbq_mc_dis",
+    *(f"s_jsd_{lang}" for lang in S_JSD_LANGUAGES),
+    *(f"stereotype_leakage_{lang}" for lang in LEAKAGE_LANGUAGES),
 ]
 GENERIC_TASK = "generic_mc_local"
 LIMIT = "4"
