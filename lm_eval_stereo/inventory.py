@@ -10,8 +10,9 @@ around a stand-in model (one layer, 8 wide) carrying the tokenizer, so no real m
 - generation tasks: the generations (a request with ``repeats: N`` counts N), their prompt tokens and the most new
   tokens they may generate (``max_gen_toks``).
 
-``--tokenizer bpe32k`` trains a byte-level BPE of 32,000 entries on the counted requests' own texts (no download;
-optimistic for this in-domain text), any other value is a Hugging Face tokenizer name or folder.
+``--tokenizer bpe32k`` trains a byte-level BPE of 32,000 entries on the counted requests' own texts (those of the
+documents for tasks that need the tokenizer to build their requests; no download; optimistic for this in-domain
+text), any other value is a Hugging Face tokenizer name or folder.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 #: the causal-LM suite (gest_pairs needs the pairs file, see lm_eval_stereo/tasks/gest/README.md)
 DEFAULT_TASKS = (
     "stereoset_multi,gest_en,gerbbq_mc,gest_mt,gerbbq,sexist_statements_de,stereo_persona_de,neutral_persona_de,"
-    "gender_persona_de"
+    "gender_persona_de,s_jsd_ext,stereotype_leakage"
 )
 BPE_VOCAB_SIZE = 32_000
 
@@ -115,6 +116,17 @@ def count_task(name: str, task: Any, lm: Any, hidden_size: int, limit: float | N
     return count
 
 
+def request_texts(task: Any, limit: float | None) -> set[str]:
+    """The texts of ``task``'s requests; for a task that needs the model's tokenizer to build them (S_JSD causal:
+    one request per token), the texts of its documents."""
+    try:
+        task.build_all_requests(limit=limit, rank=0, world_size=1)
+    except ValueError:
+        docs = list(task.eval_docs)[: int(limit * len(task.eval_docs)) if limit and limit < 1 else limit]
+        return {value for doc in docs for value in doc.values() if isinstance(value, str)}
+    return {a for instance in task.instances for a in instance.args if isinstance(a, str)}
+
+
 def inventory(
     tasks: list[str], tokenizer: str, *, max_length: int, hidden_size: int, limit: float | None, metadata: dict
 ) -> list[TaskCount]:
@@ -129,10 +141,9 @@ def inventory(
 
     with tempfile.TemporaryDirectory() as folder:
         if tokenizer == "bpe32k":
-            texts = set()
+            texts: set[str] = set()
             for _, task in leaf_tasks(tasks, metadata):
-                task.build_all_requests(limit=limit, rank=0, world_size=1)
-                texts.update(str(a) for instance in task.instances for a in instance.args if isinstance(a, str))
+                texts.update(request_texts(task, limit))
             train_bpe_tokenizer(sorted(texts)).save_pretrained(folder)
             tokenizer = folder
         built = sorted(leaf_tasks(tasks, {**metadata, "tokenizer": tokenizer}), key=lambda item: item[0])

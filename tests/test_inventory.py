@@ -9,7 +9,7 @@ from lm_eval_stereo.inventory import inventory, markdown
 
 def test_counts_follow_the_requests(tiny_causal: Path):
     counts = inventory(
-        ["gest_en", "gerbbq_mc_amb", "gest_mt_pl"],
+        ["gest_en", "gerbbq_mc_amb", "gest_mt_pl", "s_jsd_en"],
         str(tiny_causal),
         max_length=512,
         hidden_size=32,
@@ -22,5 +22,9 @@ def test_counts_follow_the_requests(tiny_causal: Path):
     # gest_en: each sentence once for its four continuations (he / she, the man / the woman)
     assert 0 < gest.prefix_tokens < gest.hf_tokens / 2 and 0 < gerbbq.prefix_tokens < gerbbq.hf_tokens / 2
     assert mt.max_new_tokens == 3 * 66 and mt.prompt_tokens > 0 and mt.hf_tokens == 0  # max_gen_toks of gest_mt
+    # s_jsd_en (causal): one request per shared token, the sentence's prefixes nested in one tree
+    s_jsd = by_task["s_jsd_en"]
+    assert s_jsd.output_type == "loglikelihood" and s_jsd.documents == 3 and s_jsd.requests > 6
+    assert 0 < s_jsd.prefix_tokens < s_jsd.hf_tokens / 2
     table = markdown(counts)
     assert "| gest_en | loglikelihood | 3 | 12 |" in table and "**total**" in table
