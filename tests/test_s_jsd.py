@@ -191,6 +191,18 @@ def test_tokens_that_merge_into_their_context_are_counted_not_sent(causal_run, t
     assert item["status"] == "scored" and item["unscorable_tokens"] == plans[MERGING_FR_DOC].unscorable_tokens
     assert item["shared_tokens"] == plans[MERGING_FR_DOC].shared > 0
     assert causal_run.metric("s_jsd_fr", "unscorable_tokens") == item["unscorable_tokens"]
+    # the kept requests, scored one at a time as lm_eval's hf backend encodes them, give the pair's scores
+    _, model = load(tiny_causal, AutoModelForCausalLM)
+    logps = []
+    for context, continuation in plans[MERGING_FR_DOC].requests:
+        ids = tokenizer(context + continuation, add_special_tokens=False)["input_ids"]
+        start = len(lm_eval_continuation(tokenizer, context, continuation))
+        with torch.no_grad():
+            logp = torch.log_softmax(model(torch.tensor([ids[:-1]])).logits[0], -1)
+        logps.append(sum(logp[i - 1, ids[i]] for i in range(len(ids) - start, len(ids))))
+    k = plans[MERGING_FR_DOC].shared
+    sides = [torch.stack(logps[:k]), torch.stack(logps[k:])]
+    assert_same_pair(item, plain_pair([torch.exp(side.double()).float() for side in sides], sides))
 
 
 # ------------------------------------------------------------------ formula and alignment
