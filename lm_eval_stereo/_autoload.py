@@ -144,7 +144,7 @@ def check_lm_eval_version(module: ModuleType) -> None:
         raise UnsupportedLmEval(f"lm_eval {found} is not supported (lm-eval-stereo needs lm_eval >= 0.4.13, < 0.5)")
 
 
-#: request types only masked-LM backends serve (see :mod:`lm_eval_stereo.models.masked_requests`)
+#: request types only masked-LM backends serve (see :mod:`lm_eval_stereo.core.masked_requests`)
 MASKED_REQUEST_TYPES = ("masked_span", "masked_fill", "next_sentence", "shared_tokens", "masked_sensitivity")
 
 

@@ -55,8 +55,7 @@ def _report(argv: list[str]) -> int:
     import json
     from pathlib import Path
 
-    from lm_eval_stereo.report import build_report, render_markdown, report_json
-    from lm_eval_stereo.report_runs import ReportError
+    from lm_eval_stereo.report import ReportError, build_report, render_markdown, report_json
 
     parser = argparse.ArgumentParser(
         prog="lm-eval-stereo report",
@@ -70,7 +69,7 @@ def _report(argv: list[str]) -> int:
     try:
         report = build_report(args.paths, all_runs=args.all_runs)
         if args.html:
-            from lm_eval_stereo.report_html import write_html
+            from lm_eval_stereo.report.html import write_html
 
             page = write_html(report, args.html)
             print(f"HTML report: {page}", file=sys.stderr)

@@ -3,7 +3,9 @@ every task YAML names a SummaryTask, options go through the one parser, and lm_e
 
 from __future__ import annotations
 
+import ast
 import importlib
+import inspect
 import subprocess
 import sys
 from pathlib import Path
@@ -106,6 +108,58 @@ def test_unknown_metadata_key_stops_lm_eval_with_the_option_list(tiny_causal: Pa
     )  # fmt: skip
     assert run.returncode != 0
     assert "unknown --metadata key 'normalisation' (did you mean 'normalization'?)" in run.stderr
+
+
+def _plugin_imports(path: Path) -> set[str]:
+    """The ``lm_eval_stereo.*`` modules a file imports, at any depth of its code."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("lm_eval_stereo"):
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names if alias.name.startswith("lm_eval_stereo"))
+    return names
+
+
+@pytest.mark.parametrize("layer, forbidden", [("core", "lm_eval_stereo.models"), ("report", "lm_eval_stereo.models")])
+def test_imports_go_one_way(layer: str, forbidden: str) -> None:
+    """Task machinery (``core``) and the report never import the backends (``models``); ``models`` may use ``core``."""
+    offenders = {
+        path.relative_to(REPO).as_posix(): sorted(name for name in _plugin_imports(path) if name.startswith(forbidden))
+        for path in (REPO / "lm_eval_stereo" / layer).rglob("*.py")
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_report_modules_do_not_import_each_other_in_a_cycle() -> None:
+    folder = REPO / "lm_eval_stereo" / "report"
+    graph = {
+        path.stem: {
+            name.rsplit(".", 1)[-1] for name in _plugin_imports(path) if name.startswith("lm_eval_stereo.report.")
+        }
+        for path in folder.glob("*.py")
+    }
+    order: list[str] = []
+    while graph:
+        ready = sorted(name for name, needs in graph.items() if not needs - set(order))
+        assert ready, f"import cycle among {sorted(graph)}"
+        order += ready
+        graph = {name: needs for name, needs in graph.items() if name not in ready}
+    assert len(order) == len(list(folder.glob("*.py")))
+
+
+def test_declared_plugin_model_arguments_are_the_backends_own() -> None:
+    from lm_eval.models.huggingface import HFLM
+
+    from lm_eval_stereo.models.hf_prefix import HFPrefixLM
+    from lm_eval_stereo.models.masked_lm import HFMaskedLM
+    from lm_eval_stereo.models.replay import ReplayLM
+
+    hf = set(inspect.signature(HFLM.__init__).parameters)
+    own = set()
+    for cls in (HFMaskedLM, ReplayLM, HFPrefixLM):
+        own |= set(inspect.signature(cls.__init__).parameters) - hf - {"self", "args", "kwargs", "_"}
+    assert own == set(options.PLUGIN_MODEL_ARGUMENTS)
 
 
 def test_lm_eval_is_patched_only_by_the_autoload_module() -> None:

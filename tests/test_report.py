@@ -22,17 +22,17 @@ import pytest
 from lm_eval_runner import LmEvalRun, run_lm_eval
 from markdown_tables import parse_tables
 
-from lm_eval_stereo.report import build_report, format_value, render_markdown
-from lm_eval_stereo.report_figures import (
+from lm_eval_stereo.report import ReportError, build_report, render_markdown
+from lm_eval_stereo.report.figures import (
     GEST_HEIGHT_PX,
     STEREOSET_HEIGHT_PX,
     WIDTH_PX,
     dot_plot_height,
     require_matplotlib,
 )
-from lm_eval_stereo.report_html import render_html, write_html
-from lm_eval_stereo.report_ideals import ideal_for
-from lm_eval_stereo.report_runs import ReportError
+from lm_eval_stereo.report.formatting import format_value
+from lm_eval_stereo.report.html import render_html, write_html
+from lm_eval_stereo.report.ideals import ideal_for
 
 LIMIT = 3
 #: model 0 runs the two groups (for the totals), models 1 and 2 one member each (smaller, faster runs)

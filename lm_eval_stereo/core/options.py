@@ -117,19 +117,20 @@ def all_options() -> frozenset[str]:
     return frozenset(_ALL_OPTIONS)
 
 
+#: the plugin backends' own model arguments (``hf-mlm``: HFLM's and ``pll``; ``replay``: the recording's columns).
+#: Declared here, not read from the classes, so that ``core`` never imports ``models``; a test checks them equal.
+PLUGIN_MODEL_ARGUMENTS = ("pll", "outputs", "prompt_column", "output_column", "prefill")
+
+
 @functools.cache
 def _model_arguments() -> frozenset[str]:
-    """Model-argument names: HFLM's constructor parameters, the plugin models' and :data:`OTHER_MODEL_ARGUMENTS`."""
+    """Model-argument names: HFLM's constructor parameters, :data:`PLUGIN_MODEL_ARGUMENTS` and
+    :data:`OTHER_MODEL_ARGUMENTS`."""
     import inspect
 
     from lm_eval.models.huggingface import HFLM
 
-    from lm_eval_stereo.models.masked_lm import HFMaskedLM
-    from lm_eval_stereo.models.replay import ReplayLM
-
-    names = set(OTHER_MODEL_ARGUMENTS)
-    for cls in (HFLM, HFMaskedLM, ReplayLM):
-        names.update(inspect.signature(cls.__init__).parameters)
+    names = set(OTHER_MODEL_ARGUMENTS) | set(PLUGIN_MODEL_ARGUMENTS) | set(inspect.signature(HFLM.__init__).parameters)
     return frozenset(names - {"self", "kwargs", "args"})
 
 

@@ -54,7 +54,7 @@ from tqdm import tqdm
 from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
 
 from lm_eval_stereo.core.alignment import shared_positions
-from lm_eval_stereo.models.masked_requests import SPAN_MODES
+from lm_eval_stereo.core.masked_requests import SPAN_MODES
 
 eval_logger = logging.getLogger(__name__)
 
@@ -409,7 +409,7 @@ class HFMaskedLM(HFLM):
 
     def shared_tokens(self, requests: list[Instance], disable_tqdm: bool = False) -> list[dict[str, Any]]:
         """Score the shared tokens of each sentence pair (arguments: more, less); see
-        :mod:`lm_eval_stereo.models.masked_requests` for the response.
+        :mod:`lm_eval_stereo.core.masked_requests` for the response.
 
         Both sentences are encoded with the tokenizer's special tokens, aligned by
         :func:`~lm_eval_stereo.core.alignment.shared_positions`, and each shared token is masked alone (one copy per

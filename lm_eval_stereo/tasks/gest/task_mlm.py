@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lm_eval_stereo.models.masked_requests import MaskedLMTask
+from lm_eval_stereo.core.masked_requests import MaskedLMTask
 from lm_eval_stereo.tasks.gest.metrics import score_metric_set
 from lm_eval_stereo.tasks.gest.task import GestTask
 from lm_eval_stereo.tasks.gest.task_pairs import mean_log10

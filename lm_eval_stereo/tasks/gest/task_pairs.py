@@ -26,10 +26,10 @@ import datasets
 from lm_eval.api.instance import Instance
 
 from lm_eval_stereo.core.errors import DataError
+from lm_eval_stereo.core.masked_requests import MaskedLMTask
 from lm_eval_stereo.core.metrics import count
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer, tokenizer_name
 from lm_eval_stereo.core.options import Option, declare, flag, text
-from lm_eval_stereo.models.masked_requests import MaskedLMTask
 from lm_eval_stereo.tasks.gest.data import EXCLUSIONS, annotate_pairs, language_name, load_pairs, pairs_path
 from lm_eval_stereo.tasks.gest.metrics import score_metric_set, score_summary
 from lm_eval_stereo.tasks.gest.task import LN10, VERSION_OPTION, GestTask

@@ -30,10 +30,10 @@ import datasets
 from lm_eval.api.instance import Instance
 
 from lm_eval_stereo.core.alignment import shared_positions
+from lm_eval_stereo.core.masked_requests import MaskedLMTask, Requests
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer
 from lm_eval_stereo.core.options import Option, declare, flag
 from lm_eval_stereo.core.summary import SummaryTask
-from lm_eval_stereo.models.masked_requests import MaskedLMTask, Requests
 from lm_eval_stereo.tasks.s_jsd.data import load_pairs, perturbed
 from lm_eval_stereo.tasks.s_jsd.metrics import NO_SHARED, OVERLENGTH, SCORED, metric_set, pair_scores
 

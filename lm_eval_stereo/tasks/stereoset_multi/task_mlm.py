@@ -26,9 +26,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from lm_eval_stereo.core.masked_requests import SPAN_MODES, MaskedLMTask, Requests
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer
 from lm_eval_stereo.core.options import Option, choice, declare
-from lm_eval_stereo.models.masked_requests import SPAN_MODES, MaskedLMTask, Requests
 from lm_eval_stereo.tasks.stereoset_multi.data import CANDIDATES
 from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS
 from lm_eval_stereo.tasks.stereoset_multi.task import item_from_scores

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lm_eval_stereo.core.masked_requests import MaskedLMTask, Requests
 from lm_eval_stereo.core.options import Option, choice, declare
-from lm_eval_stereo.models.masked_requests import MaskedLMTask, Requests
 from lm_eval_stereo.tasks.stereotype_leakage.task import COMMON_OPTIONS, LeakageTask
 from lm_eval_stereo.tasks.stereotype_leakage.templates import split
 

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lm_eval_stereo.report import Cell, Estimate, Report, metric_header
-from lm_eval_stereo.report_ideals import ideal_for
-from lm_eval_stereo.report_runs import ReportError
+from lm_eval_stereo.report.formatting import metric_header
+from lm_eval_stereo.report.ideals import ideal_for
+from lm_eval_stereo.report.model import Cell, Estimate, Report
+from lm_eval_stereo.report.runs import ReportError
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

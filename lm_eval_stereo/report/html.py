@@ -10,8 +10,9 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from lm_eval_stereo.report import LEGEND, Report, Table, provenance_table, task_note, task_table
-from lm_eval_stereo.report_figures import Figure, draw_figures
+from lm_eval_stereo.report.figures import Figure, draw_figures
+from lm_eval_stereo.report.markdown import LEGEND, Table, provenance_table, task_note, task_table
+from lm_eval_stereo.report.model import Report
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }

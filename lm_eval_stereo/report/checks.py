@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from lm_eval_stereo.report import format_value
-from lm_eval_stereo.report_runs import Finding, is_nan
+from lm_eval_stereo.report.formatting import format_value
+from lm_eval_stereo.report.runs import Finding, is_nan
 
 if TYPE_CHECKING:
-    from lm_eval_stereo.report import Cell, Estimate, Report
+    from lm_eval_stereo.report.model import Cell, Estimate, Report
 
 #: share of outputs that could not be scored or classified above which the headline is flagged
 #: (GerBBQ+/SexistStatements ``undetermined`` and ``empty``, persona ``unclassified_share``)

@@ -1,0 +1,46 @@
+"""Collect the lm_eval runs below some paths into a :class:`~lm_eval_stereo.report.model.Report`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from lm_eval_stereo.report.checks import check
+from lm_eval_stereo.report.model import Cell, Report, Row
+from lm_eval_stereo.report.runs import Run, load_runs
+
+
+def _labels(runs: list[Run], all_runs: bool) -> dict[str, str]:
+    """A unique row label per row key: the ``pretrained`` argument, the whole identity only where two models share
+    it, and with ``all_runs`` the run's date and file."""
+    identities = {run.identity: run.model_args.get("pretrained") or run.identity for run in runs}
+    shared = {short for short in identities.values() if list(identities.values()).count(short) > 1}
+    labels = {}
+    for run in runs:
+        label = run.identity if identities[run.identity] in shared else identities[run.identity]
+        if all_runs:
+            label += f" @ {datetime.fromtimestamp(run.date):%Y-%m-%d %H:%M:%S} ({run.path.name})"
+        labels[_row_key(run, all_runs)] = label
+    return labels
+
+
+def _row_key(run: Run, all_runs: bool) -> str:
+    return f"{run.identity} @ {run.path}" if all_runs else run.identity
+
+
+def build_report(paths: list[str | Path], all_runs: bool = False) -> Report:
+    """Collect the runs below ``paths`` and pick, per model and task, the newest run (every run with ``all_runs``)."""
+    runs, skipped = load_runs(paths)
+    runs.sort(key=lambda run: (run.date, str(run.path)))
+    labels = _labels(runs, all_runs)
+    rows: dict[str, Row] = {}
+    cells: dict[tuple[str, str], Cell] = {}
+    for run in runs:  # oldest first: a newer run replaces an older one's cells
+        key = _row_key(run, all_runs)
+        row = rows.setdefault(key, Row(key, labels[key], run.model, run.model_args))
+        for task in run.tasks:
+            cells[(task, key)] = Cell(task, row, run)
+    ordered = sorted(rows.values(), key=lambda row: row.label)
+    report = Report(ordered, sorted({task for task, _ in cells}), cells, runs, skipped)
+    report.warnings += check(report)
+    return report

@@ -1,0 +1,136 @@
+"""What the report is made of: rows (models), cells (one model's results for one task or group) and estimates.
+
+A cell's headline metrics are those with a bootstrap CI (``<m>_ci_low``/``<m>_ci_high``); a group's counts are totals
+over its members and its shares those of the pooled items.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from lm_eval_stereo.report.ideals import declared
+from lm_eval_stereo.report.runs import Finding, Run, is_number
+
+#: bookkeeping counts, summed over the members of a group
+COUNT_METRICS = (
+    "count", "ties", "unscored", "n_generations", "n_classified", "undetected", "pairs", "identical_pairs",
+    "overlength_pairs", "no_shared_pairs", "nan_pairs", "roundtrip_mismatches", "unscorable_tokens",
+)  # fmt: skip
+#: bookkeeping shares, pooled over the members of a group (weighted by each member's items)
+SHARE_METRICS = ("undetermined", "empty", "unclassified_share", "detection_yield")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A metric's value with its 95% CI and lm_eval's stderr, each None when the results have none."""
+
+    value: Any
+    low: float | None = None
+    high: float | None = None
+    stderr: float | None = None
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of every table: a model, or with ``all_runs`` one run of a model."""
+
+    key: str
+    label: str
+    model: str
+    model_args: dict[str, str]
+
+
+@dataclass
+class Cell:
+    """One row's results for one task or group, all from one run."""
+
+    task: str
+    row: Row
+    run: Run
+    values: dict[str, Any] = field(init=False)
+    members: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.values = self.run.values(self.task)
+        self.members = self.run.members(self.task)
+
+    @property
+    def headlines(self) -> list[str]:
+        """The headline metrics (:func:`_headlines`); for a group, those of its members that the group aggregates."""
+        if self.members:
+            names: dict[str, None] = {}
+            for member in self.members:
+                names.update(dict.fromkeys(_headlines(self.run.values(member))))
+            return [name for name in names if name in self.values]
+        return _headlines(self.values)
+
+    def estimate(self, name: str) -> Estimate:
+        """Value, CI and stderr of one metric (a group has no CI: a mean of interval bounds is not an interval)."""
+        low, high = self.values.get(f"{name}_ci_low"), self.values.get(f"{name}_ci_high")
+        return Estimate(
+            self.values.get(name),
+            float(low) if is_number(low) else None,
+            float(high) if is_number(high) else None,
+            self.run.stderr(self.task, name),
+        )
+
+    @property
+    def items(self) -> tuple[int, int] | None:
+        return self.run.items(self.task)
+
+    @property
+    def counts(self) -> dict[str, float]:
+        """Bookkeeping counts and shares; for a group, totals (and pooled shares) over its members."""
+        if not self.members:
+            names = COUNT_METRICS + SHARE_METRICS
+            return {name: self.values[name] for name in names if is_number(self.values.get(name))}
+        members = [self.run.values(member) for member in self.members]
+        weights = [_weight(values, self.run.items(member)) for values, member in zip(members, self.members)]
+        counts: dict[str, float] = {}
+        for name in COUNT_METRICS:
+            present = [values[name] for values in members if is_number(values.get(name))]
+            if present:
+                counts[name] = sum(value for value in present if not math.isnan(value))
+        for name in SHARE_METRICS:
+            pairs = [(values[name], w) for values, w in zip(members, weights) if is_number(values.get(name))]
+            pairs = [(share, w) for share, w in pairs if not math.isnan(share)]
+            if pairs and sum(w for _, w in pairs) > 0:
+                counts[name] = sum(share * w for share, w in pairs) / sum(w for _, w in pairs)
+        return counts
+
+
+def _headlines(values: dict[str, Any]) -> list[str]:
+    """The metrics with a bootstrap CI; for a task without any (stereotype leakage: a regression with p-values),
+    its numeric metrics that a benchmark declares with a direction or an ideal."""
+    with_ci = [name for name in values if f"{name}_ci_low" in values and f"{name}_ci_high" in values]
+    if with_ci:
+        return with_ci
+    known = declared()
+    return [name for name in values if name in known and is_number(values[name])]
+
+
+def _weight(values: dict[str, Any], items: tuple[int, int] | None) -> float:
+    """A member's items for pooling its shares: its ``count``, else its generations, else its documents."""
+    for name in ("count", "n_generations"):
+        if is_number(values.get(name)) and math.isfinite(values[name]):
+            return float(values[name])
+    return float(items[0]) if items else 0.0
+
+
+@dataclass
+class Report:
+    """Rows (models), tasks and the cell of each, with the runs read and the warnings found."""
+
+    rows: list[Row]
+    tasks: list[str]
+    cells: dict[tuple[str, str], Cell]
+    runs: list[Run]
+    warnings: list[Finding]
+
+    def cell(self, task: str, row: Row) -> Cell | None:
+        return self.cells.get((task, row.key))
+
+    def task_cells(self, task: str) -> list[Cell]:
+        return [cell for row in self.rows if (cell := self.cell(task, row))]
