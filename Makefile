@@ -10,7 +10,7 @@ LM_EVAL_STEREO_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
 export LM_EVAL_STEREO_DATA_DIR
 DEMO_MODEL ?= .cache/demo-model
 # the landed suite: every benchmark that a causal LM can run (masked-LM tasks need --model hf-mlm)
-DEMO_TASKS ?= stereoset_multi,gest,gest_mt,gerbbq,gerbbq_mc,sexist_statements_de_once,stereo_persona_de_once,neutral_persona_de_once,gender_persona_de,s_jsd_ext,stereotype_leakage
+DEMO_TASKS ?= stereoset_multi,gest,gest_mt,gerbbq,gerbbq_mc,sexist_statements_de_once,stereo_persona_de_once,neutral_persona_de_once,gender_persona_de,s_jsd_ext,stereotype_leakage,stereotype_leakage_gen_en
 DEMO_LIMIT ?= 10
 DEMO_OUT ?= .cache/demo-results
 
