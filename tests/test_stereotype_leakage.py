@@ -201,44 +201,28 @@ def test_template_runs_as_the_reference_runs_them() -> None:
     assert templates.split("<group>是<mask>的。", "女人", "zh") == ("女人是", "", "的。")
 
 
-UPSTREAM_GIT = Path("/work/.mirror/AnnaSou+Stereotype_Leakage/repo")
-
-
 def _upstream(path: str) -> str:
-    """``path`` at the pinned commit of the read-only upstream clone (the test is skipped without it)."""
-    import subprocess
+    """``path`` at the pinned commit, from the offline mirror (sha256-verified by the data layer)."""
+    from lm_eval_stereo.core.sources import fetch
 
-    from lm_eval_stereo.core.sources import get_source
+    return fetch(data.SOURCE, path).read_text(encoding="utf-8")
 
-    commit = get_source(data.SOURCE).commit
-    if not UPSTREAM_GIT.is_dir():
-        pytest.skip(
-            f"asso.py/aggre_tem.py/the notebook are not in the offline mirror yet (issue 11, blocked); no upstream clone at {UPSTREAM_GIT}"
-        )
-    head = subprocess.run(["git", "-C", str(UPSTREAM_GIT), "rev-parse", "HEAD"], capture_output=True, text=True)
-    assert head.stdout.strip() == commit
-    shown = subprocess.run(
-        ["git", "-C", str(UPSTREAM_GIT), "show", f"{commit}:{path}"], capture_output=True, check=True
+
+def test_lists_are_the_literals_of_asso_py_parsed_never_executed() -> None:
+    parsed = reference.extract_literals(
+        "raise SystemExit\ndef f():\n    a = {'b', 'a'}\n    b = len(a)\n    c = ('x', 1)\n    for i in a:\n"
+        "        d = 1\nx = 2\n"
     )
-    return shown.stdout.decode("utf-8")
-
-
-def test_lists_from_asso_py_equal_the_mirror_extraction() -> None:
-    import hashlib
-
-    from lm_eval_stereo.core.sources import get_source, in_mirror
-
-    source = _upstream("asso.py")
-    assert hashlib.sha256(source.encode("utf-8")).hexdigest() == get_source(data.SOURCE).files["asso.py"]
-    assert in_mirror(data.SOURCE, reference.DERIVED)  # the tests read the lists from the mirror's JSON
-    parsed = reference.extract_literals(source)
-    mirror = reference.asso_literals()
-    for function in mirror:
-        # the mirror also lists score_df = None, assigned inside a loop of the Russian and Hindi functions
-        assert {k: v for k, v in mirror[function].items() if k != "score_df"} == parsed[function], function
-    assert reference.convert(parsed) == reference.reference_lists()
-    # the English model-code trait names (egotistic, low-status, ...) are index-aligned with the human tables' rows
+    assert parsed == {"f": {"a": ["a", "b"], "c": ["x", 1]}}  # top level, calls and nested statements skipped
+    literals = reference.extract_literals(_upstream(reference.ASSO))
+    assert {f"{prefix}_{lang}" for prefix in reference.FUNCTIONS.values() for lang in data.LANGUAGES} <= set(literals)
+    assert (literals["mbert_en"]["prior_g_plur"], literals["bert_ru"]["prior_g_cs"]) == ("people", "Человек")
     lists = reference.reference_lists()
+    assert lists == reference.convert(literals)
+    assert lists["hi"]["priors"] == {"s": "व्यक्ति", "p": "लोग", "pgroup2": "लोगों"}
+    assert lists["zh"]["priors"] == {"group": "人"} and lists["hi"]["templates"]["mlm"]["extra"] == {}
+    assert list(lists["zh"]["groups"]["group"]) == sorted(lists["zh"]["groups"]["group"])  # a set upstream: sorted
+    # the English model-code trait names (egotistic, low-status, ...) are index-aligned with the human tables' rows
     assert [data.canonical_trait(word) for word in lists["en"]["traits"]["trait"]] == list(data.TRAITS)
 
 

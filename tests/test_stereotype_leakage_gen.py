@@ -2,33 +2,20 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from lm_eval_stereo.core.sources import get_source
+from lm_eval_stereo.core.sources import fetch
 from lm_eval_stereo.tasks.stereotype_leakage import data, generation
-
-UPSTREAM_GIT = Path("/work/.mirror/AnnaSou+Stereotype_Leakage/repo")
 
 
 @pytest.fixture(scope="module")
 def notebook() -> str:
-    """The notebook at the pinned commit of the read-only upstream clone (the offline mirror has no copy)."""
-    if not UPSTREAM_GIT.is_dir():
-        pytest.skip(
-            f"asso.py/aggre_tem.py/the notebook are not in the offline mirror yet (issue 11, blocked); no upstream clone at {UPSTREAM_GIT}"
-        )
-    commit = get_source(data.SOURCE).commit
-    shown = subprocess.run(
-        ["git", "-C", str(UPSTREAM_GIT), "show", f"{commit}:{generation.NOTEBOOK}"], capture_output=True, check=True
-    )
-    assert hashlib.sha256(shown.stdout).hexdigest() == get_source(data.SOURCE).files[generation.NOTEBOOK]
-    return shown.stdout.decode("utf-8")
+    """The notebook at the pinned commit, from the offline mirror (sha256-verified by the data layer)."""
+    return fetch(data.SOURCE, generation.NOTEBOOK).read_text(encoding="utf-8")
 
 
 def test_the_notebook_runs_groups_traits_stems_and_prompts(notebook: str) -> None:
@@ -105,44 +92,54 @@ PAPER_EN = (
 )
 
 
-@pytest.fixture(scope="module")
-def mirror(notebook: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The offline mirror plus the notebook (which the shared mirror does not hold), file by file."""
-    from lm_eval_runner import shared_data_dir
-
-    root = tmp_path_factory.mktemp("mirror")
-    shared = shared_data_dir() / data.SOURCE
-    for path in shared.rglob("*"):
-        if path.is_file():
-            (root / data.SOURCE / path.relative_to(shared)).parent.mkdir(parents=True, exist_ok=True)
-            (root / data.SOURCE / path.relative_to(shared)).symlink_to(path)
-    (root / data.SOURCE / generation.NOTEBOOK).write_text(notebook, encoding="utf-8")
-    return root
-
-
-def _docs(mirror: Path, lang: str, protocol: str, monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+def _docs(lang: str, protocol: str) -> list[dict]:
     from lm_eval_stereo.tasks.stereotype_leakage import task_gen
 
-    monkeypatch.setenv("LM_EVAL_STEREO_DATA_DIR", str(mirror))
-    generation.repository_runs.cache_clear()
-    try:
-        return list(task_gen.custom_dataset(lang, protocol)["test"])
-    finally:
-        generation.repository_runs.cache_clear()
+    return list(task_gen.custom_dataset(lang, protocol)["test"])
 
 
-def _replay_run(mirror: Path, tmp_path: Path, task: str, recordings: list[dict], limit: int, extra: list[str]):
+def _replay_run(tmp_path: Path, task: str, recordings: list[dict], limit: int, extra: list[str]):
     from lm_eval_runner import run_lm_eval
 
     path = tmp_path / "recordings.jsonl"
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recordings), encoding="utf-8")
     args = ["--model", "replay", "--model_args", f"outputs={path},prompt_column=prompt,output_column=output"]
     args += ["--tasks", task, "--limit", str(limit), "--log_samples", *extra]
-    return run_lm_eval(args, tmp_path / "out", env={"LM_EVAL_STEREO_DATA_DIR": str(mirror)})
+    return run_lm_eval(args, tmp_path / "out")
 
 
-def test_repository_protocol_counts_through_lm_eval_replay(mirror: Path, tmp_path: Path, monkeypatch) -> None:
-    docs = _docs(mirror, "ru", "repository", monkeypatch)[:20]
+def _recorded_output(notebook: str) -> tuple[str, str, str]:
+    """(group phrase, prompt, answer) of the one output the notebook records: its first English prompt, printed
+    after the group phrase, then the list of the cleaned answers so far (one), then an interruption."""
+    import ast
+
+    cells = [cell for cell in json.loads(notebook)["cells"] if cell["cell_type"] == "code" and cell.get("outputs")]
+    assert len(cells) == 1 and [out["output_type"] for out in cells[0]["outputs"]] == ["stream", "error"]
+    group, *prompt_lines, answers = cells[0]["outputs"][0]["text"]
+    (answer,) = ast.literal_eval(answers)
+    return group.removesuffix("\n"), "".join(prompt_lines).removesuffix("\n"), answer  # print() adds the last \n
+
+
+def test_the_notebooks_recorded_output_replays_through_lm_eval(notebook: str, tmp_path: Path) -> None:
+    group, prompt, answer = _recorded_output(notebook)
+    assert (group, answer) == ("a woman", "powerful")
+    doc = _docs("en", "repository")[0]
+    assert (doc["phrase"], doc["group"], doc["words"]) == (group, "woman", ["powerless", "powerful"])
+    # the notebook records the first of the 10 samples only; the 9 it never printed replay as empty outputs
+    recordings = [{"prompt": prompt, "output": answer}] + [{"prompt": prompt, "output": ""}] * (generation.SAMPLES - 1)
+    run = _replay_run(tmp_path, "stereotype_leakage_gen_en", recordings, 1, [])
+    (sample,) = run.samples["stereotype_leakage_gen_en"]
+    assert sample["arguments"]["gen_args_0"]["arg_0"].encode("utf-8") == prompt.encode("utf-8")  # byte-identical
+    item = sample["n_leaks"]
+    assert (item["counts"], item["unmatched"], item["outputs"][0]) == ([0, 1], 9, "powerful")
+    assert item["cells"] == [["woman", "powerless", 0.0], ["woman", "powerful", 1.0]]
+    table = json.loads(run.metric("stereotype_leakage_gen_en", "association_table"))
+    assert (table["powerful"]["woman"], table["powerless"]["woman"]) == (1.0, 0.0)
+    assert run.metric("stereotype_leakage_gen_en", "generations") == generation.SAMPLES
+
+
+def test_repository_protocol_counts_through_lm_eval_replay(tmp_path: Path) -> None:
+    docs = _docs("ru", "repository")[:20]
     rng = random.Random(1)
     recordings, expected = [], {}
     for doc in docs:
@@ -154,7 +151,7 @@ def test_repository_protocol_counts_through_lm_eval_replay(mirror: Path, tmp_pat
         words = {*doc["words"], *doc["stems"][0], *doc["stems"][1]}
         unmatched = sum(generation.clean(o, "ru") not in words for o in outputs)
         expected[doc["key"]] = (first, second, unmatched)
-    run = _replay_run(mirror, tmp_path, "stereotype_leakage_gen_ru", recordings, len(docs), [])
+    run = _replay_run(tmp_path, "stereotype_leakage_gen_ru", recordings, len(docs), [])
     items = [sample["n_leaks"] for sample in run.samples["stereotype_leakage_gen_ru"]]
     assert {item["key"]: (*item["counts"], item["unmatched"]) for item in items} == expected
     assert run.metric("stereotype_leakage_gen_ru", "generations") == 10 * len(docs)
@@ -165,8 +162,8 @@ def test_repository_protocol_counts_through_lm_eval_replay(mirror: Path, tmp_pat
     assert run.metric("stereotype_leakage_gen_ru", "score") == "repository"
 
 
-def test_paper2025_protocol_through_lm_eval_replay(mirror: Path, tmp_path: Path, monkeypatch) -> None:
-    docs = _docs(mirror, "en", "paper2025", monkeypatch)
+def test_paper2025_protocol_through_lm_eval_replay(tmp_path: Path) -> None:
+    docs = _docs("en", "paper2025")
     assert len(docs) == 30 * 2 * 12 * 11 + 3 * 2 * 12 * 11  # 33 prompted phrases, ordered same-polarity pairs
     docs = docs[:12]
     recordings, shares = [], {}
@@ -177,7 +174,7 @@ def test_paper2025_protocol_through_lm_eval_replay(mirror: Path, tmp_path: Path,
         recordings += [{"prompt": prompt, "output": output} for output in outputs]
         shares[doc["key"]] = ((i % 4) / 10, 3 / 10, 2, 5 - i % 4)
     run = _replay_run(
-        mirror, tmp_path, "stereotype_leakage_gen_en", recordings, len(docs),
+        tmp_path, "stereotype_leakage_gen_en", recordings, len(docs),
         ["--metadata", '{"protocol": "paper2025"}', "--apply_chat_template"],
     )  # fmt: skip
     items = {sample["n_leaks"]["key"]: sample["n_leaks"] for sample in run.samples["stereotype_leakage_gen_en"]}

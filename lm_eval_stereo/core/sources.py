@@ -235,6 +235,7 @@ SOURCES: dict[str, Source] = {
             licence="MIT",
             citation="Cao, Sotnikova et al., Multilingual LLMs Leak Human Stereotypes across Language Boundaries (2024)",
             files={
+                "aggre_tem.py": "c9aa217dfb423e25810a72ddad7e928ee3b01091ed9d1acce7b73706c57bc86f",
                 "asso.py": "7bf81970c37bf625bc416b9715f3c60f2767d3618b169cfe9f94667a4ecaec0a",
                 "dataset/ChatGPT_ABC_generations.ipynb": "9398f50a84744a7dede2711be26670aeb58188dcd89ec6d2901a0cb2dc2636cd",
                 "dataset/Datasheet.md": "dcbf225f2b84486e4d67678ccf74a25f884e54fa8621c1e7e7f469f8f2910dea",
@@ -250,10 +251,6 @@ SOURCES: dict[str, Source] = {
                 "dataset/data_full_english.json": "d2bcc1cbae319284df1ebc28272de0e9478ad6f1a9d9eba252a4bccfcfcff685",
                 "dataset/data_full_hindi.json": "f76c12631046302a2986e1f1d28375fc3f90232077032795d2c67a571a6f799c",
                 "dataset/data_full_russian.json": "6d66000054bf6033fb6207561f19c20453442198a9f3553641caa438d92c1c27",
-            },
-            # the offline mirror's extraction of the literals of asso.py (same lists per function; not a repo file)
-            mirror_files={
-                "DERIVED_templates_groups_traits_from_asso_py.json": "4816bf14387aa287659a1b40b06ac6a2a47f83e56d07ac6f9feb5026fac1ca8d",
             },
         ),
     )

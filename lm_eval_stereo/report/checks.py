@@ -2,7 +2,8 @@
 
 Each check reads one task's cell (groups are left to their members, which carry the same items) and says what the
 headline hides: outputs that could not be scored, ties booked as anti-stereotypical, NaN values, a translation
-detector that found too little, or a ``--limit`` run scored on part of the benchmark.
+detector that found too little, a leakage regression that did not converge, or a ``--limit`` run scored on part of the
+benchmark.
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ import math
 from typing import TYPE_CHECKING
 
 from lm_eval_stereo.report.formatting import format_value
-from lm_eval_stereo.report.runs import Finding, is_nan
+from lm_eval_stereo.report.runs import Finding, is_nan, is_number
 
 if TYPE_CHECKING:
     from lm_eval_stereo.report.model import Cell, Estimate, Report
 
 #: share of outputs that could not be scored or classified above which the headline is flagged
-#: (GerBBQ+/SexistStatements ``undetermined`` and ``empty``, persona ``unclassified_share``)
+#: (GerBBQ+/SexistStatements ``undetermined`` and ``empty``, persona ``unclassified_share``, generative leakage
+#: ``unmatched`` of ``generations``)
 UNPARSEABLE_MAX_SHARE = 0.10
 #: GEST MT: share of translations whose first-person gender was detected below which f_s/f_m are flagged
 DETECTION_YIELD_MIN = 0.80
@@ -45,6 +47,18 @@ def _share_warnings(cell: Cell) -> list[tuple[str, str]]:
                 (
                     "unparseable",
                     f"{name} {share:.1%} > {UNPARSEABLE_MAX_SHARE:.0%}: {meaning}",
+                )
+            )
+    unmatched, generations = cell.values.get("unmatched"), cell.values.get("generations")
+    if is_number(unmatched) and is_number(generations) and generations > 0:
+        share = unmatched / generations
+        if share > UNPARSEABLE_MAX_SHARE:
+            found.append(
+                (
+                    "unparseable",
+                    f"unmatched {format_value(unmatched)} of {format_value(generations)} generations ({share:.1%} > "
+                    f"{UNPARSEABLE_MAX_SHARE:.0%}): outputs naming neither offered trait count for none, so the "
+                    "associations rest on the others",
                 )
             )
     yield_ = cell.counts.get("detection_yield")
@@ -87,6 +101,13 @@ def _unscored_warnings(cell: Cell) -> list[tuple[str, str]]:
     return found
 
 
+def _fit_warnings(cell: Cell) -> list[tuple[str, str]]:
+    if cell.values.get("fit_converged") != 0:
+        return []
+    message = "fit_converged = 0: the leakage regression did not converge, so n_leaks and leak_coef/leak_p mean little"
+    return [("no fit", message)]
+
+
 def _limit_warnings(cell: Cell) -> list[tuple[str, str]]:
     limit = cell.run.limit
     items = cell.items
@@ -98,7 +119,7 @@ def _limit_warnings(cell: Cell) -> list[tuple[str, str]]:
     return [("limit", f"scored on {scored}{option}: not the benchmark's full figure")]
 
 
-CHECKS = (_share_warnings, _tie_warnings, _unscored_warnings, _limit_warnings)
+CHECKS = (_share_warnings, _tie_warnings, _unscored_warnings, _fit_warnings, _limit_warnings)
 
 
 def check_cell(cell: Cell) -> list[Finding]:

@@ -1,10 +1,9 @@
 """The reference's literal template, group, trait and prior-word lists, read from the pinned ``asso.py`` at run time.
 
 ``asso.py`` (AnnaSou/Stereotype_Leakage @ 8254eb7, MIT) defines one function per model and language (``mbert_en``,
-``bert_ru``, ``mt5_hi``, ...) whose local variables are the literal lists. They are parsed with :mod:`ast` and
-:func:`ast.literal_eval` (the file is never executed), sets as sorted lists. The offline mirror holds the same
-literals per function as ``DERIVED_templates_groups_traits_from_asso_py.json`` (a mirror-only file of the source);
-with ``LM_EVAL_STEREO_DATA_DIR`` set the lists come from it, otherwise from the downloaded ``asso.py``.
+``bert_ru``, ``mt5_hi``, ...) whose local variables are the literal lists. The file (from the offline mirror
+``LM_EVAL_STEREO_DATA_DIR`` or downloaded, sha256-verified either way) is parsed with :mod:`ast` and
+:func:`ast.literal_eval`, never executed; sets become sorted lists.
 
 :func:`reference_lists` converts the literals into one dict per language: ``templates`` per template set (``mlm`` =
 the mBERT function, ``mlm_full`` = the monolingual-BERT function, ``seq2seq`` = the mT5 function; Hindi as
@@ -16,22 +15,19 @@ same in the three functions of a language.
 English names of the group words: the English singular words are the names; the English plurals map through
 :data:`~lm_eval_stereo.tasks.stereotype_leakage.data.ANNOTATION_GROUPS` (the annotator files' plurals); the other
 languages' words through :data:`ENGLISH_NAMES`, the names in the order the reference lists the words (its sets
-sorted). The reference's own map (``aggre_tem.py``) is not in the offline mirror; a test checks the alignment against it.
+sorted). A test checks this alignment against the reference's own maps in ``aggre_tem.py``.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
-import json
 from typing import Any
 
 from lm_eval_stereo.core import sources
 from lm_eval_stereo.tasks.stereotype_leakage.data import ANNOTATION_GROUPS, LANGUAGES, SOURCE
 
 ASSO = "asso.py"
-#: the mirror's extraction of ``asso.py`` (same literals per function)
-DERIVED = "DERIVED_templates_groups_traits_from_asso_py.json"
 #: template set -> prefix of the reference's function (``<prefix>_<lang>``)
 FUNCTIONS: dict[str, str] = {"mlm": "mbert", "mlm_full": "bert", "seq2seq": "mt5"}
 
@@ -89,7 +85,7 @@ ENGLISH_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
 
 
 def _plain(value: Any) -> Any:
-    """``value`` with sets as sorted lists and tuples as lists (the JSON layout of the mirror's extraction)."""
+    """``value`` with sets as sorted lists and tuples as lists."""
     if isinstance(value, (set, frozenset)):
         return sorted(value)
     if isinstance(value, dict):
@@ -120,10 +116,7 @@ def extract_literals(source: str) -> dict[str, dict[str, Any]]:
 
 @functools.cache
 def asso_literals() -> dict[str, dict[str, Any]]:
-    """The literals of ``asso.py`` per function: from the mirror's extraction when the mirror holds it, else parsed
-    from the downloaded (checksum-verified) ``asso.py``."""
-    if sources.in_mirror(SOURCE, DERIVED):
-        return json.loads(sources.fetch(SOURCE, DERIVED).read_text(encoding="utf-8"))
+    """The literals of the pinned ``asso.py`` per function (mirror or download, checksum-verified)."""
     return extract_literals(sources.fetch(SOURCE, ASSO).read_text(encoding="utf-8"))
 
 
