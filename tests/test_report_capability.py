@@ -141,7 +141,7 @@ def test_no_figure_for_a_single_model(runs, tmp_path):
 
 def test_hellaswag_and_nested_mmlu_groups_from_lm_eval_results_files(tmp_path):
     report = build_report([FIXTURES])
-    assert report.tasks == ["hellaswag", "mmlu", "stereoset_multi_en", "wikitext"], "mmlu's subgroups stay in it"
+    assert report.tasks == ["gsm8k", "hellaswag", "mmlu", "stereoset_multi_en", "wikitext"], "mmlu's subgroups stay in"
     tables = parse_tables(render_markdown(report))
     files = {label: json.loads(next((FIXTURES / label.replace("/", "__")).glob("*.json")).read_text())
              for label in ("org/model-a", "org/model-b")}  # fmt: skip
@@ -153,9 +153,16 @@ def test_hellaswag_and_nested_mmlu_groups_from_lm_eval_results_files(tmp_path):
             results["results"]["wikitext"]["word_perplexity,none"]
         )
         assert tables["Bias next to capability"][label]["mmlu acc ↑"] == mmlu["acc ↑"]
+        gsm8k = results["results"]["gsm8k"]
+        assert tables["gsm8k"][label]["exact_match ↑"] == (
+            f"{fmt(gsm8k['exact_match,strict-match'])} ± {fmt(gsm8k['exact_match_stderr,strict-match'])}"
+        ), "the first filter"
+        assert tables["gsm8k"][label]["exact_match[flexible-extract] ↑"] == (
+            f"{fmt(gsm8k['exact_match,flexible-extract'])} ± {fmt(gsm8k['exact_match_stderr,flexible-extract'])}"
+        ), "a second filter, with the direction of its metric"
     assert [f.kind for f in report.warnings] == [], "full runs: no limit warning"
     data = report_json(report)
-    assert data["lm_eval_tasks"] == ["hellaswag", "mmlu", "wikitext"]
+    assert data["lm_eval_tasks"] == ["gsm8k", "hellaswag", "mmlu", "wikitext"]
     perplexity = data["tasks"]["wikitext"]["org/model-b"]["metrics"]["word_perplexity"]
     assert (perplexity["value"], perplexity["stderr"], perplexity["direction"]) == (22.5, None, "lower")
     assert data["tasks"]["mmlu"]["org/model-a"]["members"] == [
@@ -163,7 +170,7 @@ def test_hellaswag_and_nested_mmlu_groups_from_lm_eval_results_files(tmp_path):
     ]  # fmt: skip
     figures = capability_figures(report, tmp_path)
     assert [(figure.file, figure.height) for figure in figures] == [
-        ("capability_stereoset_multi_en.png", dot_plot_height(6))
+        ("capability_stereoset_multi_en.png", dot_plot_height(8))
     ]
     low, high = panel_points(report, "stereoset_multi_en", "ss", "mmlu", "acc")[1].x_bounds
     mmlu_b = files["org/model-b"]["results"]["mmlu"]
@@ -181,7 +188,7 @@ def test_results_of_lm_evals_own_tasks_only_are_said_so(tmp_path):
         target.write_text(json.dumps(data))
     proc = report_cli(tmp_path)
     message = "no bias benchmark of lm-eval-stereo in these 2 results file(s): they hold only lm_eval's own tasks"
-    assert f"warning: {message} (hellaswag, mmlu, wikitext)" in proc.stderr
+    assert f"warning: {message} (gsm8k, hellaswag, mmlu, wikitext)" in proc.stderr
     assert f"- ⚠ {message}" in proc.stdout
     assert "## lm_eval's own tasks" in proc.stdout and "## Bias next to capability" not in proc.stdout
     assert not math.isnan(float(parse_tables(proc.stdout)["mmlu"]["org/model-a"]["acc ↑"].split(" ")[0]))

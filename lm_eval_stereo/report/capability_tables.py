@@ -19,8 +19,9 @@ BIAS_HEADLINES = ("ss", "gs", "bias", "combined_sexism", "stereo_accuracy", "fem
 
 CAPABILITY_INTRO = (
     "Metrics of lm_eval's own tasks found in the same results files: value ± lm_eval's stderr (lm_eval gives no "
-    "bootstrap CI); ↑/↓ as the results' higher_is_better says (no arrow where it says neither). A group is lm_eval's "
-    "own aggregate over its tasks, which are not shown on their own."
+    "bootstrap CI); ↑/↓ as the results' higher_is_better says (no arrow where it says neither); a metric of a second "
+    "filter is named metric[filter]. A group is lm_eval's own aggregate over its tasks, which are not shown on their "
+    "own."
 )
 SUMMARY_INTRO = (
     "Each bias benchmark's headline next to each capability metric of lm_eval's own tasks, one row per model: is the "
