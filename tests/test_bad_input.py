@@ -551,3 +551,17 @@ def test_bad_command_arguments_end_in_one_line(places: Path, case: str) -> None:
     assert fill(message) in proc.stderr
     assert proc.stdout == ""
     assert not (places / "new").exists() and sorted(p.name for p in (places / "non_empty").iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize(
+    ("folder", "problem"),
+    [("missing", "no such folder"), ("non_empty", "not a model folder (no config.json in it)")],
+)
+def test_pretrained_folder_that_is_no_model_ends_in_one_line(places: Path, folder: str, problem: str) -> None:
+    model = places / folder
+    command = [str(Path(sys.executable).parent / "lm-eval-stereo"), "--model", "hf", "--tasks", "gest_en"]
+    command += ["--model_args", f"pretrained={model},dtype=float32", "--limit", "1"]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    assert proc.stderr == f"lm-eval-stereo: --model_args pretrained={model}: {problem}\n"
+    assert "Traceback" not in proc.stderr and "Repo id" not in proc.stderr
