@@ -309,8 +309,39 @@ def check_output_path(path: str | None) -> None:
         ) from None
 
 
+def check_pretrained(model_args: Any) -> None:
+    """Stop in one line (exit status 2) when ``--model_args pretrained=`` names a local folder that does not exist or
+    holds no model (no ``config.json``, no adapter, no ``gguf_file``), before lm_eval takes it for a hub name."""
+    import json
+    from pathlib import Path
+
+    if isinstance(model_args, str) and model_args.strip().startswith("{"):
+        try:
+            model_args = json.loads(model_args)
+        except json.JSONDecodeError:
+            return  # lm_eval says what is wrong with it
+    if isinstance(model_args, str):
+        pairs = (part.partition("=") for part in model_args.split(","))
+        model_args = {key.strip(): value.strip() for key, _, value in pairs}
+    if not isinstance(model_args, dict) or not isinstance(pretrained := model_args.get("pretrained"), str):
+        return
+    path = Path(pretrained)
+    local = path.exists() or pretrained.startswith((".", "/", "~")) or pretrained.count("/") > 1
+    if not local or "gguf_file" in model_args:
+        return
+    if not path.is_dir():
+        problem = "a file, not a model folder" if path.exists() else "no such folder"
+    elif not ((path / "config.json").is_file() or (path / "adapter_config.json").is_file()):
+        problem = "not a model folder (no config.json in it)"
+    else:
+        return
+    sys.stderr.write(f"lm-eval-stereo: --model_args pretrained={pretrained}: {problem}\n")
+    raise SystemExit(2)
+
+
 def patch_cli(module: ModuleType) -> None:
-    """Translate ``lm_eval --tasks list`` (removed in 0.4.13) to ``lm_eval ls tasks``; check ``--output_path``."""
+    """Translate ``lm_eval --tasks list`` (removed in 0.4.13) to ``lm_eval ls tasks``; check ``--output_path`` and a
+    local ``pretrained=`` folder."""
     cls = module.HarnessCLI
     original = cls.parse_args
     if getattr(original, "_lm_eval_stereo", False):
@@ -323,6 +354,7 @@ def patch_cli(module: ModuleType) -> None:
             sys.argv[1:] = translated
         parsed = original(self, *args, **kwargs)
         check_output_path(getattr(parsed, "output_path", None))
+        check_pretrained(getattr(parsed, "model_args", None))
         return parsed
 
     parse_args._lm_eval_stereo = True  # type: ignore[attr-defined]

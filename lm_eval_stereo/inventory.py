@@ -17,7 +17,6 @@ text), any other value is a Hugging Face tokenizer name or folder.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -170,23 +169,67 @@ def markdown(counts: list[TaskCount]) -> str:
     return "\n".join(lines)
 
 
+def check_tokenizer(name: str) -> str | None:
+    """What is wrong with ``--tokenizer name`` (None when it loads): a missing or non-tokenizer folder, or a name
+    that is neither a folder nor a Hugging Face tokenizer (offline: one in the local cache)."""
+    from pathlib import Path
+
+    path = Path(name)
+    if name == "bpe32k":
+        return None
+    if path.is_file():
+        return f"{name}: a file, not a tokenizer folder"
+    local = path.is_dir() or name.startswith((".", "/")) or name.count("/") > 1
+    if local and not path.is_dir():
+        return f"{name}: no such folder"
+    from transformers import AutoTokenizer
+
+    try:
+        AutoTokenizer.from_pretrained(str(path) if local else name)
+    except Exception as exc:  # noqa: BLE001 - transformers raises OSError, ValueError, KeyError, ... for a bad source
+        if local:
+            return f"{name}: not a tokenizer folder (no tokenizer files in it that transformers can load)"
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return f"{name}: no such folder, and not a Hugging Face tokenizer that can be loaded here ({first})"
+    return None
+
+
+def unknown_tasks(names: list[str]) -> list[str]:
+    """The names of ``names`` that lm_eval (with the plugin's tasks) does not know."""
+    from pathlib import Path
+
+    from lm_eval.tasks import TaskManager
+
+    index = TaskManager().task_index
+    return [name for name in names if name not in index and not Path(name).is_file()]
+
+
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="lm-eval-stereo inventory", description=__doc__.split("\n\n")[0])
+    from lm_eval_stereo.cli_args import Parser, json_object, limit, positive_int
+
+    parser = Parser(prog="lm-eval-stereo inventory", description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokenizer", required=True, help='an HF tokenizer name/folder, or "bpe32k"')
     parser.add_argument("--tasks", default=DEFAULT_TASKS, help=f"comma-separated (default: {DEFAULT_TASKS})")
-    parser.add_argument("--limit", type=float, default=None, help="as lm_eval's --limit")
-    parser.add_argument("--max_length", type=int, default=4096, help="the model's window (default 4096)")
-    parser.add_argument("--hidden_size", type=int, default=4096, help="for hf-prefix's packing (default 4096)")
-    parser.add_argument("--metadata", default="{}", help="as lm_eval's --metadata (JSON)")
+    parser.add_argument("--limit", type=limit, default=None, help="as lm_eval's --limit")
+    parser.add_argument("--max_length", type=positive_int, default=4096, help="the model's window (default 4096)")
+    parser.add_argument("--hidden_size", type=positive_int, default=4096, help="for hf-prefix's packing (default 4096)")
+    parser.add_argument("--metadata", type=json_object, default={}, help="as lm_eval's --metadata (JSON)")
     parser.add_argument("--json", action="store_true", help="JSON instead of a Markdown table")
     args = parser.parse_args(argv)
+    if problem := check_tokenizer(args.tokenizer):
+        parser.fail("--tokenizer", problem)
+    tasks = [name.strip() for name in args.tasks.split(",") if name.strip()]
+    if not tasks:
+        parser.fail("--tasks", "no task named")
+    if unknown := unknown_tasks(tasks):
+        parser.fail("--tasks", f"unknown task(s) {', '.join(unknown)} (lm-eval-stereo ls tasks lists them)")
     counts = inventory(
-        args.tasks.split(","),
+        tasks,
         args.tokenizer,
         max_length=args.max_length,
         hidden_size=args.hidden_size,
         limit=int(args.limit) if args.limit and args.limit >= 1 else args.limit,
-        metadata=json.loads(args.metadata),
+        metadata=args.metadata,
     )
     print(json.dumps([asdict(c) for c in counts], indent=2) if args.json else markdown(counts))
     return 0

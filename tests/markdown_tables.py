@@ -8,12 +8,12 @@ def _cells(line: str) -> list[str]:
 
 
 def parse_tables(markdown: str) -> dict[str, dict[str, dict[str, str]]]:
-    """Every ``## section`` table as rows keyed by their first cell, each row a ``{header: cell}`` mapping."""
+    """Every ``## section`` (or ``### section``) table as rows keyed by their first cell, each row a ``{header: cell}`` mapping."""
     tables: dict[str, dict[str, dict[str, str]]] = {}
     section, headers = "", []
     for line in markdown.splitlines():
-        if line.startswith("## "):
-            section, headers = line[3:].strip(), []
+        if line.startswith(("## ", "### ")):
+            section, headers = line.lstrip("#").strip(), []
         elif line.startswith("|") and not headers:
             headers = _cells(line)
         elif line.startswith("|") and not line.startswith("|---"):

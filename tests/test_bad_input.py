@@ -421,3 +421,147 @@ def test_results_json_records_the_options_in_force(nan_causal_run: LmEvalRun) ->
     config = nan_causal_run.results["configs"]["stereoset_multi_en"]["metadata"]
     assert config["normalization"] == "token" and json.dumps(config)
     assert config["data"] == "stereoset-multi@883f005dd9d0"  # the pinned upstream commit the items came from
+
+
+# ------------------------------------------------------------------------------------------------- commands
+
+#: a results folder of the report's fixtures (the argument checks run before it is read)
+RESULTS = FIXTURES / "report_capability"
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Paths of every kind a user may give by mistake: missing, unreadable, of the wrong kind, not writable."""
+    root = tmp_path_factory.mktemp("places")
+    (root / "a_file").write_text("not a folder")
+    (root / "non_empty").mkdir()
+    (root / "non_empty" / "notes.txt").write_text("not a tokenizer, not a model")
+    (root / "empty_dir").mkdir()
+    (root / "foreign").mkdir()
+    (root / "foreign" / "results_notes.json").write_text("[1, 2]")
+    (root / "unreadable").mkdir()
+    shutil.copy(next(RESULTS.rglob("results_*.json")), root / "unreadable" / "results_x.json")
+    (root / "unreadable" / "results_x.json").chmod(0)
+    (root / "locked").mkdir(mode=0)
+    (root / "read_only").mkdir(mode=0o555)
+    os.mkfifo(root / "fifo")
+    (root / "leak").mkdir()
+    (root / "leak" / "samples_stereotype_leakage_en_2026-01-01T00-00-00.jsonl").write_text('{"n_leaks": 1}\n{"doc"\n')
+    return root
+
+
+def unprivileged(command: list[str]) -> list[str]:
+    """``command`` as a user without the right to bypass file permissions: root runs it without the capabilities
+    CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (``setpriv``, util-linux), so that a mode-000 file is unreadable."""
+    if os.geteuid() != 0:
+        return command
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+
+
+#: (arguments, part of the one line's message) with {p} for the places folder and {r} for a results folder
+COMMAND_CASES = {
+    "report-missing-path": (["report", "{p}/missing"], "argument PATH: {p}/missing: no such file or folder"),
+    "report-locked-folder": (["report", "{p}/locked"], "argument PATH: {p}/locked: cannot be read (Permission denied)"),
+    "report-unreadable-file": (
+        ["report", "{p}/unreadable/results_x.json"],
+        "argument PATH: {p}/unreadable/results_x.json: cannot be read (Permission denied)",
+    ),
+    "report-unreadable-file-in-folder": (
+        ["report", "{p}/unreadable"],
+        "{p}/unreadable/results_x.json: cannot be read (Permission denied)",
+    ),
+    "report-fifo": (["report", "{p}/fifo"], "argument PATH: {p}/fifo: a special file (FIFO, socket or device), not a"),
+    "report-empty-folder": (["report", "{p}/empty_dir"], "no results_*.json below {p}/empty_dir"),
+    "report-foreign-json": (["report", "{p}/foreign"], "{p}/foreign/results_notes.json: not an lm_eval results file"),
+    "report-html-is-a-file": (["report", "{r}", "--html", "{p}/a_file"], "argument --html: {p}/a_file: a file, not"),
+    "report-html-below-a-file": (
+        ["report", "{r}", "--html", "{p}/a_file/html"],
+        "argument --html: {p}/a_file/html: {p}/a_file is a file, not a folder",
+    ),
+    "report-html-unwritable": (
+        ["report", "{r}", "--html", "{p}/read_only/html"],
+        "argument --html: {p}/read_only/html: cannot write in {p}/read_only (Permission denied)",
+    ),
+    "report-json-missing-folder": (
+        ["report", "{r}", "--json", "{p}/missing/r.json"],
+        "argument --json: {p}/missing/r.json: the folder {p}/missing does not exist",
+    ),
+    "report-json-unwritable": (
+        ["report", "{r}", "--json", "{p}/read_only/r.json"],
+        "argument --json: {p}/read_only/r.json: cannot write in {p}/read_only (Permission denied)",
+    ),
+    "report-json-is-a-folder": (["report", "{r}", "--json", "{p}/non_empty"], "{p}/non_empty: a folder, not a file"),
+    "leakage-missing-folder": (["leakage", "{p}/missing"], "argument OUT_MULTI: {p}/missing: no such file or folder"),
+    "leakage-file-not-folder": (["leakage", "{p}/a_file"], "argument OUT_MULTI: {p}/a_file: a file, not a folder"),
+    "leakage-locked-mono": (["leakage", "{r}", "--mono", "{p}/locked"], "argument --mono: {p}/locked: cannot be read"),
+    "leakage-json-missing-folder": (
+        ["leakage", "{r}", "--json", "{p}/missing/l.json"],
+        "argument --json: {p}/missing/l.json: the folder {p}/missing does not exist",
+    ),
+    "leakage-png-is-a-folder": (["leakage", "{r}", "--png", "{p}/non_empty"], "argument --png: {p}/non_empty: a"),
+    "leakage-no-samples": (["leakage", "{r}"], "no logged samples of stereotype_leakage* tasks below {r}"),
+    "leakage-broken-samples": (
+        ["leakage", "{p}/leak", "--no-png", "--json", "{p}/l.json"],
+        "{p}/leak/samples_stereotype_leakage_en_2026-01-01T00-00-00.jsonl, line 2: invalid JSON",
+    ),
+    "inventory-missing-tokenizer-folder": (
+        ["inventory", "--tokenizer", "{p}/missing/tokenizer"],
+        "argument --tokenizer: {p}/missing/tokenizer: no such folder",
+    ),
+    "inventory-folder-not-a-tokenizer": (
+        ["inventory", "--tokenizer", "{p}/non_empty"],
+        "argument --tokenizer: {p}/non_empty: not a tokenizer folder",
+    ),
+    "inventory-file-not-a-tokenizer": (["inventory", "--tokenizer", "{p}/a_file"], "{p}/a_file: a file, not a"),
+    "inventory-uncached-hub-name": (
+        ["inventory", "--tokenizer", "no-such-org/no-such-tokenizer"],
+        "argument --tokenizer: no-such-org/no-such-tokenizer: no such folder, and not a Hugging Face tokenizer",
+    ),
+    "inventory-unknown-task": (
+        ["inventory", "--tokenizer", "bpe32k", "--tasks", "gest_en,no_such_task"],
+        "argument --tasks: unknown task(s) no_such_task",
+    ),
+    "inventory-bad-metadata": (["inventory", "--tokenizer", "bpe32k", "--metadata", "[1]"], "argument --metadata: ex"),
+    "inventory-bad-limit": (["inventory", "--tokenizer", "bpe32k", "--limit", "0"], "argument --limit: expected a"),
+    "build-tiny-model-file": (["build-tiny-model", "{p}/a_file"], "argument DIR: {p}/a_file: a file, not a folder"),
+    "build-tiny-model-non-empty": (["build-tiny-model", "{p}/non_empty"], "{p}/non_empty: not empty; give a new or"),
+    "build-tiny-model-unwritable": (
+        ["build-tiny-model", "{p}/read_only/model"],
+        "argument DIR: {p}/read_only/model: cannot write in {p}/read_only (Permission denied)",
+    ),
+    "build-tiny-model-bad-kind": (["build-tiny-model", "{p}/new", "--kind", "gpt9"], "argument --kind: invalid choice"),
+    "real-model-file": (["real-model", "smollm2", "{p}/a_file"], "argument DIR: {p}/a_file: a file, not a folder"),
+    "real-model-not-a-model-folder": (
+        ["real-model", "smollm2", "{p}/non_empty"],
+        "{p}/non_empty exists and is not a smollm2 model folder; choose an empty folder",
+    ),
+    "real-model-unknown-name": (["real-model", "llama", "{p}/new"], "argument NAME: invalid choice: 'llama'"),
+    "tasks-path-extra-argument": (["tasks-path", "extra"], "unrecognized arguments: extra"),
+}
+
+
+@pytest.mark.parametrize("case", list(COMMAND_CASES))
+def test_bad_command_arguments_end_in_one_line(places: Path, case: str) -> None:
+    arguments, message = COMMAND_CASES[case]
+    fill = lambda text: text.format(p=places, r=RESULTS)  # noqa: E731
+    command = unprivileged([str(Path(sys.executable).parent / "lm-eval-stereo"), *map(fill, arguments)])
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"lm-eval-stereo {arguments[0]}: error: ") and proc.stderr.count("\n") == 1
+    assert fill(message) in proc.stderr
+    assert proc.stdout == ""
+    assert not (places / "new").exists() and sorted(p.name for p in (places / "non_empty").iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize(
+    ("folder", "problem"),
+    [("missing", "no such folder"), ("non_empty", "not a model folder (no config.json in it)")],
+)
+def test_pretrained_folder_that_is_no_model_ends_in_one_line(places: Path, folder: str, problem: str) -> None:
+    model = places / folder
+    command = [str(Path(sys.executable).parent / "lm-eval-stereo"), "--model", "hf", "--tasks", "gest_en"]
+    command += ["--model_args", f"pretrained={model},dtype=float32", "--limit", "1"]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    assert proc.stderr == f"lm-eval-stereo: --model_args pretrained={model}: {problem}\n"
+    assert "Traceback" not in proc.stderr and "Repo id" not in proc.stderr

@@ -18,6 +18,7 @@ import torch
 from lm_eval.api.instance import Instance
 from lm_eval.models.huggingface import HFLM
 from lm_eval_runner import LmEvalRun, free_port, run_lm_eval
+from local_tasks import GENERIC_DOCS, write_mc_task
 
 from lm_eval_stereo.models.hf_prefix import HFPrefixLM
 from lm_eval_stereo.models.prefix_tree import TokenRequest, pack_rows
@@ -192,28 +193,7 @@ def test_unsupported_model_falls_back_with_one_log_line(tiny_causal, tmp_path, c
 
 def write_generic_task(folder: Path) -> Path:
     """A plain lm_eval multiple-choice task over a local JSON-lines file (shared questions, answers of any length)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    docs = [
-        {"question": "Which animal barks?", "choices": ["dog", "cat", "a very small bird"], "answer": 0},
-        {"question": "Wer ist Ärztin?", "choices": ["die Frau", "der Mann", "unbekannt"], "answer": 2},
-        {"question": "What colour is the sky?", "choices": ["blue", "blue-ish grey", "green"], "answer": 0},
-        {"question": "Kim?", "choices": ["Kadın", "Kadın çok güzel", "Erkek"], "answer": 1},
-        {"question": "Which animal barks?", "choices": ["dog", "bird"], "answer": 0},
-    ]
-    data = folder / "generic_mc.jsonl"
-    data.write_text("".join(json.dumps(doc) + "\n" for doc in docs))
-    (folder / f"{GENERIC_TASK}.yaml").write_text(
-        f"task: {GENERIC_TASK}\n"
-        "dataset_path: json\n"
-        f"dataset_kwargs:\n  data_files:\n    test: {json.dumps(str(data))}\n"
-        "test_split: test\n"
-        "output_type: multiple_choice\n"
-        'doc_to_text: "Question: {{question}}\\nAnswer:"\n'
-        'doc_to_choice: "{{choices}}"\n'
-        'doc_to_target: "{{answer}}"\n'
-        "metric_list:\n  - metric: acc\n"
-    )
-    return folder
+    return write_mc_task(folder, GENERIC_TASK, GENERIC_DOCS)
 
 
 def lm_eval_args(model: str, tiny_causal: Path, tasks: list[str], batch_size: str, include: Path) -> list[str]:

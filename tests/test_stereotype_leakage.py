@@ -542,7 +542,7 @@ def test_leakage_cli_rejects_folders_without_leakage_samples(tmp_path: Path, cap
     assert "--log_samples" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         across_runs.main([str(tmp_path / "missing"), "--no-png"])
-    assert "is not a folder" in capsys.readouterr().err
+    assert f"argument OUT_MULTI: {tmp_path / 'missing'}: no such file or folder" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------------------------- seq2seq (mT5 ILPS)

@@ -6,7 +6,10 @@ table per task or group: one row per model, one column per headline metric (a me
 ``<m>_ci_low``/``<m>_ci_high``) with its 95% CI, then the counts that say what was measured. Groups such as
 ``stereoset_multi`` hold lm_eval's means over their members; their counts are recomputed as totals over the members
 (shares as the share of the pooled items). Warnings (:mod:`lm_eval_stereo.report.checks`) say where a headline
-misleads; :mod:`lm_eval_stereo.report.html` draws the figures.
+misleads; :mod:`lm_eval_stereo.report.html` draws the figures. lm_eval's own tasks found in the same files
+(``hellaswag``, ``mmlu``: :mod:`lm_eval_stereo.report.capability`) are cells like the others, shown in their own
+section and beside the bias headlines (:mod:`lm_eval_stereo.report.capability_tables`,
+:mod:`lm_eval_stereo.report.capability_figure`).
 """
 
 from lm_eval_stereo.report.build import build_report

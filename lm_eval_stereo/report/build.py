@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from lm_eval_stereo.report.capability import hidden_tasks, is_lm_eval_task
 from lm_eval_stereo.report.checks import check
 from lm_eval_stereo.report.model import Cell, Report, Row
-from lm_eval_stereo.report.runs import Run, load_runs
+from lm_eval_stereo.report.runs import Finding, Run, load_runs
 
 
 def _labels(runs: list[Run], all_runs: bool) -> dict[str, str]:
@@ -29,7 +30,9 @@ def _row_key(run: Run, all_runs: bool) -> str:
 
 
 def build_report(paths: list[str | Path], all_runs: bool = False) -> Report:
-    """Collect the runs below ``paths`` and pick, per model and task, the newest run (every run with ``all_runs``)."""
+    """Collect the runs below ``paths`` and pick, per model and task, the newest run (every run with ``all_runs``).
+
+    The members of lm_eval's own groups (``mmlu_stem``, ...) are left to their group."""
     runs, skipped = load_runs(paths)
     runs.sort(key=lambda run: (run.date, str(run.path)))
     labels = _labels(runs, all_runs)
@@ -38,9 +41,19 @@ def build_report(paths: list[str | Path], all_runs: bool = False) -> Report:
     for run in runs:  # oldest first: a newer run replaces an older one's cells
         key = _row_key(run, all_runs)
         row = rows.setdefault(key, Row(key, labels[key], run.model, run.model_args))
-        for task in run.tasks:
+        hidden = hidden_tasks(run)
+        for task in (task for task in run.tasks if task not in hidden):
             cells[(task, key)] = Cell(task, row, run)
     ordered = sorted(rows.values(), key=lambda row: row.label)
     report = Report(ordered, sorted({task for task, _ in cells}), cells, runs, skipped)
+    if not any(not is_lm_eval_task(task) for task in report.tasks):
+        report.warnings.append(_no_bias_benchmark(report))
     report.warnings += check(report)
     return report
+
+
+def _no_bias_benchmark(report: Report) -> Finding:
+    """Said first when the results hold no task of the plugin: only lm_eval's own tasks (or none) are reported."""
+    held = f"only lm_eval's own tasks ({', '.join(report.tasks)})" if report.tasks else "no task at all"
+    message = f"no bias benchmark of lm-eval-stereo in these {len(report.runs)} results file(s): they hold {held}"
+    return Finding("", "", "no bias benchmark", message)

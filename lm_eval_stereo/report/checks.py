@@ -123,8 +123,9 @@ CHECKS = (_share_warnings, _tie_warnings, _unscored_warnings, _fit_warnings, _li
 
 
 def check_cell(cell: Cell) -> list[Finding]:
-    """Every warning for one task's results (none for groups: their members are checked)."""
-    if cell.members:
+    """Every warning for one task's results (none for the plugin's groups: their members are checked; lm_eval's own
+    groups are checked as a whole, their members are not shown)."""
+    if cell.members and not cell.lm_eval_task:
         return []
     return [Finding(cell.row.label, cell.task, kind, message) for check in CHECKS for kind, message in check(cell)]
 

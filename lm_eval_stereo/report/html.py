@@ -10,6 +10,8 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
+from lm_eval_stereo.report import capability_tables as capability
+from lm_eval_stereo.report.capability_figure import capability_figures
 from lm_eval_stereo.report.figures import Figure, draw_figures
 from lm_eval_stereo.report.markdown import LEGEND, Table, provenance_table, task_note, task_table
 from lm_eval_stereo.report.model import Report
@@ -53,9 +55,21 @@ def _warnings(report: Report, task: str | None = None) -> str:
     return f'<ul class="warn">{items}</ul>'
 
 
+def _capability_section(report: Report) -> list[str]:
+    """The tables of lm_eval's own tasks."""
+    tasks = capability.lm_eval_tasks(report)
+    parts = ["<h2>lm_eval's own tasks</h2>", f"<p>{escape(capability.CAPABILITY_INTRO)}</p>"] if tasks else []
+    for task in tasks:
+        parts.append(f"<h3>{escape(task)}</h3>")
+        if note := capability.capability_note(report, task):
+            parts.append(f"<p>{escape(note)}</p>")
+        parts += [_table(Table(task, *capability.capability_table(report, task))), _warnings(report, task)]
+    return parts
+
+
 def render_html(report: Report, figures: list[Figure]) -> str:
     """The whole page."""
-    tables: list[Table] = [task_table(report, task) for task in report.tasks]
+    tables: list[Table] = [task_table(report, task) for task in capability.bias_tasks(report)]
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8"><title>Bias report</title>',
@@ -66,6 +80,9 @@ def render_html(report: Report, figures: list[Figure]) -> str:
     ]
     if report.warnings:
         parts += ["<h2>Warnings</h2>", _warnings(report)]
+    if summary := capability.summary_table(report):
+        parts += ["<h2>Bias next to capability</h2>", f"<p>{escape(capability.SUMMARY_INTRO)}</p>"]
+        parts.append(_table(Table("summary", *summary)))
     if figures:
         parts += ["<h2>Figures</h2>", *map(_figure, figures)]
     parts.append("<h2>Tables</h2>")
@@ -74,6 +91,7 @@ def render_html(report: Report, figures: list[Figure]) -> str:
         if note := task_note(report, table.task):
             parts.append(f"<p>{escape(note)}</p>")
         parts += [_table(table), _warnings(report, table.task)]
+    parts += _capability_section(report)
     parts += ["<h2>Provenance</h2>", _table(provenance_table(report)), "</body></html>"]
     return "\n".join(part for part in parts if part)
 
@@ -81,7 +99,7 @@ def render_html(report: Report, figures: list[Figure]) -> str:
 def write_html(report: Report, directory: str | Path) -> Path:
     """Write ``index.html`` and its figures into ``directory``; returns the page's path."""
     directory = Path(directory)
-    figures = draw_figures(report, directory)
+    figures = draw_figures(report, directory) + capability_figures(report, directory)
     page = directory / "index.html"
     page.write_text(render_html(report, figures), encoding="utf-8")
     return page

@@ -1,4 +1,5 @@
-"""The report as plain data (``lm-eval-stereo report --json``): NaN and infinities as null."""
+"""The report as plain data (``lm-eval-stereo report --json``): NaN and infinities as null; ``lm_eval_tasks`` lists
+the tasks and groups of lm_eval's own (capability) among ``tasks``, their directions from ``higher_is_better``."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import math
 from dataclasses import asdict
 from typing import Any
 
-from lm_eval_stereo.report.ideals import ideal_for
+from lm_eval_stereo.report.capability import is_lm_eval_task
 from lm_eval_stereo.report.model import Report
 
 
@@ -23,7 +24,7 @@ def report_json(report: Report) -> dict[str, Any]:
         for cell in report.task_cells(task):
             metrics = {}
             for name in cell.headlines:
-                estimate, ideal = cell.estimate(name), ideal_for(name)
+                estimate, ideal = cell.estimate(name), cell.ideal(name)
                 metrics[name] = {
                     "value": _finite(estimate.value),
                     "ci_low": _finite(estimate.low),
@@ -44,5 +45,6 @@ def report_json(report: Report) -> dict[str, Any]:
     return {
         "models": [{"label": row.label, "model": row.model, "model_args": row.model_args} for row in report.rows],
         "tasks": tasks,
+        "lm_eval_tasks": [task for task in report.tasks if is_lm_eval_task(task)],
         "warnings": [asdict(finding) for finding in report.warnings],
     }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lm_eval_stereo.report import capability_tables as capability
 from lm_eval_stereo.report.formatting import format_estimate, format_value, metric_header
 from lm_eval_stereo.report.model import COUNT_METRICS, SHARE_METRICS, Report
 
@@ -103,6 +104,24 @@ def provenance_table(report: Report) -> Table:
     return Table("provenance", PROVENANCE_HEADERS, rows, numeric=False)
 
 
+def capability_markdown(report: Report, summary: bool) -> list[str]:
+    """The summary of bias headlines next to capability metrics, or the section of lm_eval's own tasks."""
+    if summary:
+        table = capability.summary_table(report)
+        return [] if table is None else ["", "## Bias next to capability", "", capability.SUMMARY_INTRO, "",
+                                         *_markdown_table(Table("summary", *table))]  # fmt: skip
+    tasks = capability.lm_eval_tasks(report)
+    lines = ["", "## lm_eval's own tasks", "", capability.CAPABILITY_INTRO] if tasks else []
+    for task in tasks:
+        lines += ["", f"### {task}", ""]
+        if note := capability.capability_note(report, task):
+            lines += [note, ""]
+        lines += _markdown_table(Table(task, *capability.capability_table(report, task)))
+        findings = [finding for finding in report.warnings if finding.task == task]
+        lines += ["", *(f"- ⚠ {f.model}: {f.kind}: {f.message}" for f in findings)] if findings else []
+    return lines
+
+
 def render_markdown(report: Report) -> str:
     """The comparison as markdown: legend, file warnings, one table per task with its warnings, provenance."""
     lines = [
@@ -114,7 +133,8 @@ def render_markdown(report: Report) -> str:
     file_warnings = [finding for finding in report.warnings if not finding.task]
     if file_warnings:
         lines += ["", *(f"- ⚠ {finding.message}" for finding in file_warnings)]
-    for task in report.tasks:
+    lines += capability_markdown(report, summary=True)
+    for task in capability.bias_tasks(report):
         lines += ["", f"## {task}", ""]
         if note := task_note(report, task):
             lines += [note, ""]
@@ -122,5 +142,6 @@ def render_markdown(report: Report) -> str:
         findings = [finding for finding in report.warnings if finding.task == task]
         if findings:
             lines += ["", *(f"- ⚠ {f.model}: {f.kind}: {f.message}" for f in findings)]
+    lines += capability_markdown(report, summary=False)
     lines += ["", "## Provenance", "", *_markdown_table(provenance_table(report))]
     return "\n".join(lines)

@@ -10,7 +10,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from lm_eval_stereo.report.ideals import declared
+from lm_eval_stereo.report.capability import capability_ideal, capability_metrics, is_lm_eval_task
+from lm_eval_stereo.report.ideals import Ideal, declared, ideal_for
 from lm_eval_stereo.report.runs import Finding, Run, is_number
 
 #: bookkeeping counts, summed over the members of a group
@@ -57,14 +58,26 @@ class Cell:
         self.members = self.run.members(self.task)
 
     @property
+    def lm_eval_task(self) -> bool:
+        """Whether the cell is one of lm_eval's own tasks or groups (:mod:`lm_eval_stereo.report.capability`)."""
+        return is_lm_eval_task(self.task)
+
+    @property
     def headlines(self) -> list[str]:
-        """The headline metrics (:func:`_headlines`); for a group, those of its members that the group aggregates."""
+        """The headline metrics (:func:`_headlines`); for a group, those of its members that the group aggregates;
+        for one of lm_eval's own tasks or groups, its numeric metrics."""
+        if self.lm_eval_task:
+            return capability_metrics(self.run, self.task)
         if self.members:
             names: dict[str, None] = {}
             for member in self.members:
                 names.update(dict.fromkeys(_headlines(self.run.values(member))))
             return [name for name in names if name in self.values]
         return _headlines(self.values)
+
+    def ideal(self, name: str) -> Ideal | None:
+        """How ``name`` is best: the benchmark's declaration, for lm_eval's own tasks the results' higher_is_better."""
+        return capability_ideal(self.run, self.task, name) if self.lm_eval_task else ideal_for(name)
 
     def estimate(self, name: str) -> Estimate:
         """Value, CI and stderr of one metric (a group has no CI: a mean of interval bounds is not an interval)."""

@@ -155,8 +155,12 @@ class Run:
 def load_run(path: Path) -> Run:
     """The results file at ``path``; :class:`ReportError` naming the file when it is not lm_eval results JSON."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot be read ({exc.strerror})") from exc
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ReportError(f"{path}: not a readable lm_eval results file (corrupt or truncated?): {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
         raise ReportError(f"{path}: not an lm_eval results file (no 'results' object)")
@@ -174,7 +178,7 @@ def results_files(paths: list[str | Path]) -> list[Path]:
         if path.is_file():
             found.append(path)
         elif path.is_dir():
-            found += sorted(path.rglob("results_*.json"))
+            found += sorted(file for file in path.rglob("results_*.json") if file.is_file())
         else:
             raise ReportError(f"{path}: no such file or folder")
     if not found:

@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from lm_eval_stereo.cli_args import Parser, input_folder, output_file
 from lm_eval_stereo.tasks.stereotype_leakage import metrics
 from lm_eval_stereo.tasks.stereotype_leakage.data import LANGUAGES
 from lm_eval_stereo.tasks.stereotype_leakage.human import human_associations
@@ -62,13 +63,13 @@ def read_tables(folder: str | Path) -> list[RunTable]:
         has_results = any(
             task.startswith(PREFIX)
             for path in folder.rglob("results_*.json")
-            for task in json.loads(path.read_text()).get("results", {})
+            for task in (_read_json(path).get("results") or {})
         )
         hint = "; rerun lm_eval with --log_samples" if has_results else ""
         raise LeakageInputError(f"no logged samples of stereotype_leakage* tasks below {folder}{hint}")
     tables = []
     for task, path in sorted(newest.items()):
-        items = [json.loads(line)["n_leaks"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        items = _logged_leaks(path)
         cells = [cell for item in items for cell in metrics.item_cells(item)]
         family, _, lang = task.rpartition("_")
         score = _score_of(path.parent, task)
@@ -76,10 +77,39 @@ def read_tables(folder: str | Path) -> list[RunTable]:
     return tables
 
 
+def _read_json(path: Path) -> dict[str, Any]:
+    """A results file as a dict; :class:`LeakageInputError` naming it when it cannot be read or is no JSON object."""
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise LeakageInputError(f"{path}: not a readable lm_eval results file ({exc})") from None
+    if not isinstance(data, dict):
+        raise LeakageInputError(f"{path}: not an lm_eval results file (no JSON object)")
+    return data
+
+
+def _logged_leaks(path: Path) -> list[Any]:
+    """The ``n_leaks`` field of every logged sample; :class:`LeakageInputError` naming the file and line."""
+    try:
+        lines = path.read_bytes().decode("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LeakageInputError(f"{path}: not a readable samples file ({exc})") from None
+    items = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            items.append(json.loads(line)["n_leaks"])
+        except (json.JSONDecodeError, TypeError, KeyError) as exc:
+            problem = "no 'n_leaks' field" if isinstance(exc, (KeyError, TypeError)) else f"invalid JSON ({exc.msg})"
+            raise LeakageInputError(f"{path}, line {number}: {problem}") from None
+    return items
+
+
 def _score_of(folder: Path, task: str) -> str:
     """The task's ``score`` metric from the newest results file beside its samples ("" if absent)."""
     for path in sorted(folder.glob("results_*.json"), key=lambda p: p.stat().st_mtime, reverse=True):
-        value = json.loads(path.read_text()).get("results", {}).get(task, {}).get("score,none")
+        value = ((_read_json(path).get("results") or {}).get(task) or {}).get("score,none")
         if value is not None:
             return str(value)
     return ""
@@ -182,15 +212,33 @@ def draw(report: dict[str, Any], path: Path) -> None:
 
 
 def main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="lm-eval-stereo leakage", description=__doc__.split("\n\n")[0])
-    parser.add_argument("multi", nargs="+", help="lm_eval --output_path folder(s) of the multilingual model's runs")
-    parser.add_argument("--mono", action="append", default=[], help="folder(s) of monolingual-model runs (covariate)")
+    parser = Parser(prog="lm-eval-stereo leakage", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "multi",
+        nargs="+",
+        type=input_folder,
+        metavar="OUT_MULTI",
+        help="lm_eval --output_path folder(s) of the multilingual model's runs",
+    )
+    parser.add_argument(
+        "--mono",
+        action="append",
+        type=input_folder,
+        default=[],
+        metavar="OUT_MONO",
+        help="folder(s) of monolingual-model runs (covariate)",
+    )
     parser.add_argument("--unrated", choices=metrics.UNRATED_RULES, default="zero")
     parser.add_argument("--scale", choices=("reference", "none"), default="reference")
-    parser.add_argument("--json", type=Path, default=Path("leakage.json"), help="where to write the fits (JSON)")
+    parser.add_argument("--json", type=output_file, default="leakage.json", help="where to write the fits (JSON)")
     parser.add_argument("--png", type=Path, default=Path("leakage.png"), help="where to draw the leakage graph")
     parser.add_argument("--no-png", action="store_true", help="do not draw the graph")
     args = parser.parse_args(argv)
+    if not args.no_png:
+        try:
+            output_file(str(args.png))
+        except argparse.ArgumentTypeError as exc:
+            parser.fail("--png", str(exc))
     try:
         tables = [t for folder in args.multi for t in read_tables(folder)]
         mono = [t for folder in args.mono for t in read_tables(folder)]
