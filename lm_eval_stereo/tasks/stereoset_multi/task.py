@@ -1,8 +1,9 @@
 """Harness glue of ``stereoset_multi_<lang>`` (causal LMs, Öztürk et al. 2023 "generative" method).
 
 - intrasentence: option ``intrasentence_scoring`` (:mod:`lm_eval_stereo.tasks.stereoset_multi.intra_scoring`):
-  ``reference`` (default) scores the first token after the model's prefix token and the rest after the first token,
-  as the reference code; ``bos`` scores the whole sentence after the prefix token (task version 1.0). These requests
+  ``reference`` (default) scores the first token after ``<|endoftext|>`` where that is one token of the model's
+  tokenizer (else after the prefix token; option ``intrasentence_start``) and the rest after the first token, as the
+  reference code; ``bos`` scores the whole sentence after the prefix token (task version 1.0). These requests
   are built here from the candidate sentences (no few-shot context, no chat template: the reference has none);
 - intersentence (method "d", Jinja templates in ``_stereoset_multi_template_yaml``): the candidate after ``context``
   (a "." appended when the context does not end in . ! ?), with a space between them.
@@ -40,8 +41,16 @@ OPTIONS = declare(
         "intrasentence_scoring",
         "reference",
         choice(*intra_scoring.SCORINGS),
-        "causal intrasentence scoring: reference (first token after the prefix token, the rest after the first "
+        "causal intrasentence scoring: reference (first token after the start token, the rest after the first "
         "token, as the reference code) or bos (the whole sentence after the prefix token, task version 1.0)",
+    ),
+    Option(
+        "intrasentence_start",
+        "reference",
+        choice(*intra_scoring.STARTS),
+        "what the first intrasentence token is conditioned on: reference (<|endoftext|> where it is one token of the "
+        "model's tokenizer, as the reference code; else the prefix token) or prefix_token (lm_eval's prefix token, "
+        "task version 2.0)",
     ),
 )
 
@@ -95,7 +104,9 @@ class StereoSetTask(SummaryTask):
 
     @functools.cached_property
     def intra(self) -> intra_scoring.IntraScoring:
-        return intra_scoring.resolve(self.config.metadata or {}, self.options["intrasentence_scoring"])
+        return intra_scoring.resolve(
+            self.config.metadata or {}, self.options["intrasentence_scoring"], self.options["intrasentence_start"]
+        )
 
     def _requests(self, doc: dict[str, Any]) -> list[tuple[tuple[str, str], ...]]:
         """Per candidate, the (context, continuation) requests whose log-likelihoods make its score."""

@@ -1,0 +1,169 @@
+"""Per-candidate parity with the StereoSet reference code on a real model, SmolLM2-135M-Instruct.
+
+The reference (slds-lmu/stereotypes-multi @ 883f005, ``generative_inference`` and ``generative_inference_gpt`` case
+"d", batch size 1) is re-implemented below as a plain loop over one candidate at a time. SmolLM2's tokenizer encodes
+``"<|endoftext|>"`` as one token (id 0, its document separator) while lm_eval's prefix token is its BOS
+``<|im_start|>`` (id 1): the intrasentence first token must be conditioned on the former, whatever the backend and
+``prefix_token_id`` say. German candidates whose first token is one byte of a character ("Ä…") cannot keep the
+reference's split through lm_eval's string requests: they are counted in ``boundary_mismatches``, not hidden.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from lm_eval_runner import LmEvalRun, run_lm_eval
+
+#: natural-log mean probability per token; float32 forwards of different batch shapes
+TOL = 2e-5
+LIMIT = 100  # documents per language: 50 intrasentence + 50 intersentence, 150 candidates each
+LANGS = ("en", "de")
+
+
+@pytest.fixture(scope="module")
+def smollm2_model(smollm2):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    return AutoModelForCausalLM.from_pretrained(smollm2, dtype=torch.float32).eval(), AutoTokenizer.from_pretrained(
+        smollm2
+    )
+
+
+def _run(smollm2, out, backend: str, extra_args: str = "") -> LmEvalRun:
+    tasks = ",".join(f"stereoset_multi_{lang}" for lang in LANGS)
+    args = ["--model", backend, "--model_args", f"pretrained={smollm2},dtype=float32{extra_args}", "--device", "cpu"]
+    args += ["--batch_size", "16", "--tasks", tasks, "--limit", str(LIMIT), "--log_samples"]
+    run = run_lm_eval(args, out)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run
+
+
+@pytest.fixture(scope="module")
+def hf_run(smollm2, tmp_path_factory) -> LmEvalRun:
+    return _run(smollm2, tmp_path_factory.mktemp("real_parity_hf"), "hf")
+
+
+@pytest.fixture(scope="module")
+def prefix_run(smollm2, tmp_path_factory) -> LmEvalRun:
+    """``hf-prefix`` with a deliberately different ``prefix_token_id``: the intrasentence start must not follow it."""
+    return _run(smollm2, tmp_path_factory.mktemp("real_parity_prefix"), "hf-prefix", ",prefix_token_id=2")
+
+
+def _mean_log(probs: list[float]) -> float:
+    """The natural log of the reference's 2 ** (mean log2 p)."""
+    return float(np.log(np.power(2, np.mean([np.log2(p) for p in probs]))))
+
+
+@torch.no_grad()
+def reference_intrasentence(model, tokenizer, sentence: str) -> float:
+    start = torch.tensor([tokenizer.encode("<|endoftext|>")])
+    initial = model(start)[0].softmax(dim=-1)[0][0]
+    ids = tokenizer([sentence])["input_ids"][0]
+    output = model(torch.tensor([ids]))[0].softmax(dim=-1)[0]
+    return _mean_log([initial[ids[0]].item()] + [output[i - 1, ids[i]].item() for i in range(1, len(ids))])
+
+
+@torch.no_grad()
+def reference_intersentence(model, tokenizer, context: str, candidate: str) -> float:
+    if context[-1] not in [".", "!", "?"]:
+        context = f"{context}."
+    full = tokenizer.encode(context + " " + candidate)
+    context_len = len(tokenizer.encode(context))
+    output = model(torch.tensor([full]))[0].softmax(dim=-1)[0]
+    return _mean_log([output[i, full[i + 1]].item() for i in range(context_len - 1, len(full) - 1)])
+
+
+def first_token_is_part_of_a_character(tokenizer, sentence: str) -> bool:
+    """The independent count: the sentence's first token does not decode to a prefix of the sentence."""
+    first = tokenizer.decode(tokenizer.encode(sentence)[:1])
+    return not sentence.startswith(first) or "\ufffd" in first
+
+
+@pytest.fixture(scope="module")
+def compared(hf_run, smollm2_model) -> dict[str, list[dict]]:
+    """Per language, every candidate: our score, the reference's, whether its boundary was kept, its test."""
+    model, tokenizer = smollm2_model
+    rows = {}
+    for lang in LANGS:
+        rows[lang] = []
+        for sample in hf_run.samples[f"stereoset_multi_{lang}"]:
+            doc = sample["doc"]
+            for c, candidate in enumerate(sample["lms"]["candidates"], start=1):
+                sentence = doc[f"c{c}_sentence"]
+                if doc["test"] == "intrasentence":
+                    reference = reference_intrasentence(model, tokenizer, sentence)
+                else:
+                    reference = reference_intersentence(model, tokenizer, doc["context"], sentence)
+                rows[lang].append(
+                    {
+                        "test": doc["test"],
+                        "id": candidate["id"],
+                        "ours": candidate["score"],
+                        "reference": reference,
+                        "kept": candidate.get("boundaries_kept", True),
+                        "byte_start": doc["test"] == "intrasentence"
+                        and first_token_is_part_of_a_character(tokenizer, sentence),
+                    }
+                )
+    return rows
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_candidate_with_kept_boundaries_equals_the_reference(compared, lang):
+    rows = compared[lang]
+    kept = [row for row in rows if row["kept"]]
+    assert len({row["test"] for row in kept}) == 2 and len(kept) >= 290
+    worst = max(abs(row["ours"] - row["reference"]) for row in kept)
+    assert worst < TOL, f"{lang}: largest difference {worst:.2e}"
+
+
+def test_byte_start_candidates_are_exactly_the_counted_boundary_mismatches(compared, hf_run):
+    """German "Äthiopien…" candidates: the independent count equals ``boundaries_kept: False`` and the metric."""
+    for lang in LANGS:
+        rows = compared[lang]
+        counted = hf_run.results["results"][f"stereoset_multi_{lang}"]["boundary_mismatches,none"]
+        assert [row["id"] for row in rows if not row["kept"]] == [row["id"] for row in rows if row["byte_start"]]
+        assert counted == sum(not row["kept"] for row in rows)
+    assert sum(not row["kept"] for row in compared["de"]) == 6 and sum(not row["kept"] for row in compared["en"]) == 0
+    # they are scored, and stay close to the reference (only the second byte's context differs)
+    assert all(abs(row["ours"] - row["reference"]) < 1.0 for row in compared["de"] if not row["kept"])
+
+
+def test_the_results_name_the_start_token(hf_run):
+    for lang in LANGS:
+        scoring = hf_run.results["results"][f"stereoset_multi_{lang}"]["intrasentence_scoring,none"]
+        assert "first token after <|endoftext|> (id 0, as the reference)" in scoring
+
+
+def test_hf_prefix_with_another_prefix_token_scores_the_same(hf_run, prefix_run):
+    """The start token is part of the request, so neither the backend nor ``prefix_token_id`` changes a score."""
+    for lang in LANGS:
+        task = f"stereoset_multi_{lang}"
+        ours = [c["score"] for s in hf_run.samples[task] for c in s["lms"]["candidates"]]
+        theirs = [c["score"] for s in prefix_run.samples[task] for c in s["lms"]["candidates"]]
+        assert len(ours) == len(theirs) == 3 * LIMIT
+        assert max(abs(a - b) for a, b in zip(ours, theirs)) < 1e-4
+
+
+def test_the_prefix_token_option_restores_the_old_conditioning(smollm2, smollm2_model, tmp_path):
+    """``intrasentence_start: prefix_token`` conditions the first token on lm_eval's prefix token (``<|im_start|>``
+    here), the rest on the first token only, as before."""
+    model, tokenizer = smollm2_model
+    args = ["--model", "hf", "--model_args", f"pretrained={smollm2},dtype=float32", "--device", "cpu"]
+    args += ["--tasks", "stereoset_multi_en", "--samples", json.dumps({"stereoset_multi_en": [0]}), "--log_samples"]
+    args += ["--metadata", json.dumps({"intrasentence_start": "prefix_token"})]
+    run = run_lm_eval(args, tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    doc = run.samples["stereoset_multi_en"][0]["doc"]
+    sentence = doc["c1_sentence"]
+    ids = tokenizer.encode(sentence)
+    with torch.no_grad():
+        first = model(torch.tensor([[tokenizer.bos_token_id]]))[0].log_softmax(dim=-1)[0, 0, ids[0]].item()
+        log_probs = model(torch.tensor([ids]))[0].log_softmax(dim=-1)[0]
+    expected = (first + sum(log_probs[i - 1, ids[i]].item() for i in range(1, len(ids)))) / len(ids)
+    got = run.samples["stereoset_multi_en"][0]["lms"]["candidates"][0]["score"]
+    assert abs(got - expected) < TOL
+    assert abs(got - reference_intrasentence(model, tokenizer, sentence)) > 1e-3  # a real difference on SmolLM2
