@@ -89,7 +89,8 @@ def test_log_samples_hold_per_candidate_scores(suite_run, tiny_causal):
         doc = sample["doc"]
         logliks = [float(resp[0][0]) for resp in sample["resps"]]
         arguments = [tuple(a.values()) for a in sample["arguments"].values()]
-        # intrasentence (reference scoring): ("", first token) and (first token, rest) per candidate
+        # intrasentence (reference scoring): ("<|endoftext|>", first token) and (first token, rest) per candidate: the
+        # tiny tokenizer encodes "<|endoftext|>" as one token, so the first token is conditioned on it, as the reference
         per_candidate = 2 if doc["test"] == "intrasentence" else 1
         for c, candidate in enumerate(item["candidates"], start=1):
             requests = arguments[per_candidate * (c - 1) : per_candidate * c]
@@ -99,8 +100,8 @@ def test_log_samples_hold_per_candidate_scores(suite_run, tiny_causal):
             assert candidate["score"] == pytest.approx(candidate["loglik"] / candidate["units"])
             assert item[doc[f"c{c}_gold_label"]] == candidate["score"]
             if doc["test"] == "intrasentence":
-                (empty, first), (given, rest) = requests
-                assert empty == "" and given == first and first + rest == doc[f"c{c}_sentence"]
+                (start, first), (given, rest) = requests
+                assert start == "<|endoftext|>" and given == first and first + rest == doc[f"c{c}_sentence"]
                 # a first token that is part of a character (a byte of "Ä") cannot be a request of its own
                 assert candidate["boundaries_kept"] == (tokens(first) == 1)
                 mismatches += not candidate["boundaries_kept"]

@@ -14,8 +14,8 @@ from lm_eval_stereo.core.configs import group_config, task_config, write_configs
 from lm_eval_stereo.tasks.stereoset_multi.data import LANGUAGES
 from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS
 
-#: the groups' version follows their tasks' ``metadata.version`` (see the README's changelog)
-VERSION = 2.0
+#: the groups' versions follow their tasks' ``metadata.version`` (see the README's changelog)
+VERSIONS = {"stereoset_multi": 2.1, "stereoset_multi_mlm": 2.0}
 VARIANTS = {
     "stereoset_multi": "_stereoset_multi_template_yaml",
     "stereoset_multi_mlm": "_stereoset_multi_mlm_template_yaml",
@@ -27,7 +27,7 @@ def configs() -> dict[str, dict]:
     for prefix, template in VARIANTS.items():
         for lang in LANGUAGES:
             files[f"{prefix}_{lang}.yaml"] = task_config(template, f"{prefix}_{lang}", dataset_kwargs={"lang": lang})
-        files[f"_{prefix}.yaml"] = group_config(prefix, [f"{prefix}_tasks"], METRICS, version=VERSION)
+        files[f"_{prefix}.yaml"] = group_config(prefix, [f"{prefix}_tasks"], METRICS, version=VERSIONS[prefix])
     return files
 
 
