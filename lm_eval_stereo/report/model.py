@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lm_eval_stereo.report.ideals import declared
 from lm_eval_stereo.report.runs import Finding, Run, is_number
+
+if TYPE_CHECKING:
+    from lm_eval_stereo.report.comparisons import Paired
 
 #: bookkeeping counts, summed over the members of a group
 COUNT_METRICS = (
@@ -128,6 +131,8 @@ class Report:
     cells: dict[tuple[str, str], Cell]
     runs: list[Run]
     warnings: list[Finding]
+    #: paired comparisons (:mod:`lm_eval_stereo.report.comparisons`), None when not computed
+    paired: Paired | None = None
 
     def cell(self, task: str, row: Row) -> Cell | None:
         return self.cells.get((task, row.key))
