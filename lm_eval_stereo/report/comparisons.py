@@ -20,7 +20,7 @@ from typing import Any
 
 from lm_eval_stereo.core.bootstrap import DEFAULT_ITERS, DEFAULT_SEED
 from lm_eval_stereo.core.metrics import MetricSet
-from lm_eval_stereo.report.metric_sets import metric_set_for
+from lm_eval_stereo.report.metric_sets import interval_metrics, metric_set_for
 from lm_eval_stereo.report.model import Cell, Report
 from lm_eval_stereo.report.paired import PERMUTATIONS, Comparison, NotComparable, align, compare, with_holm
 from lm_eval_stereo.report.runs import Run
@@ -48,7 +48,7 @@ class Paired:
 
     models: list[PairedResult] = field(default_factory=list)
     languages: list[PairedResult] = field(default_factory=list)
-    #: "model: results file" of runs with a plugin task but without --log_samples
+    #: "model (results file)" of runs with a plugin task but without --log_samples
     without_samples: list[str] = field(default_factory=list)
     #: comparisons that could not be made, and why
     notes: list[str] = field(default_factory=list)
@@ -120,9 +120,9 @@ class _Source:
             path = samples_path(cell.run, cell.task)
             items = None
             if not path.is_file():
-                if metric_set_for(cell.task, cell.values) is not None and cell.run.path not in self._missing:
+                if interval_metrics(cell.values) and cell.run.path not in self._missing:
                     self._missing.add(cell.run.path)
-                    self.paired.without_samples.append(f"{cell.row.label}: {cell.run.path}")
+                    self.paired.without_samples.append(f"{cell.row.label} ({cell.run.path})")
             else:
                 try:
                     items = load_items(path)

@@ -16,6 +16,7 @@ from lm_eval_stereo.report.comparisons import PairedResult
 from lm_eval_stereo.report.figures import Figure, draw_figures
 from lm_eval_stereo.report.markdown import LEGEND, SUMMARY_LEGEND, models_line, paired_status
 from lm_eval_stereo.report.model import Report
+from lm_eval_stereo.report.runs import Finding
 from lm_eval_stereo.report.tables import (
     PAIRED_LEGEND,
     Table,
@@ -58,15 +59,17 @@ def _figure(figure: Figure) -> str:
     )
 
 
+def _warning_item(finding: Finding) -> str:
+    where = " · ".join(part for part in (finding.model, finding.task, finding.kind) if part)
+    return f"<li>{escape(where)}: {escape(finding.message)}</li>"
+
+
 def _warnings(report: Report, task: str) -> str:
     """A task's warnings, collapsed under a one-line count."""
     findings = [f for f in report.warnings if f.task == task]
     if not findings:
         return ""
-    items = "".join(
-        f"<li>{escape(' · '.join(part for part in (f.model, f.task, f.kind) if part))}: {escape(f.message)}</li>"
-        for f in findings
-    )
+    items = "".join(map(_warning_item, findings))
     return f'<details class="warn"><summary>⚠ {len(findings)} warning(s)</summary><ul>{items}</ul></details>'
 
 
@@ -74,10 +77,7 @@ def _grouped_warnings(report: Report) -> list[str]:
     """One collapsed block per kind of warning: its meaning and tasks, the individual warnings inside."""
     parts = []
     for group in group_warnings(report.warnings):
-        items = "".join(
-            f"<li>{escape(' · '.join(part for part in (f.model, f.task) if part))}: {escape(f.message)}</li>"
-            for f in group.findings
-        )
+        items = "".join(map(_warning_item, group.findings))
         parts.append(f'<details class="warn"><summary>⚠ {escape(group.line())}</summary><ul>{items}</ul></details>')
     return parts
 
