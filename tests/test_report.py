@@ -660,11 +660,15 @@ SCREEN_WIDTH = 1366
 
 
 def test_page_fits_a_laptop_screen_in_headless_chromium(report_page, tmp_path):
+    """The page's width with every collapsed block opened, in a 1366-pixel-wide headless chromium window."""
     chromium = shutil.which("chromium")
     if chromium is None:
         pytest.skip("Debian's chromium is not installed: the page width is not measured in a real browser here")
     probe = tmp_path / "probe.html"
-    script = "<script>document.title = 'scrollWidth=' + document.documentElement.scrollWidth;</script>"
+    script = (
+        "<script>document.querySelectorAll('details').forEach(d => { d.open = true; });"
+        "document.title = 'scrollWidth=' + document.documentElement.scrollWidth;</script>"
+    )
     probe.write_text(report_page.read_text().replace("</body>", f"{script}</body>"))
     for figure in report_page.parent.glob("*.png"):
         shutil.copy(figure, tmp_path / figure.name)

@@ -18,6 +18,7 @@ from lm_eval_stereo.report.markdown import LEGEND, SUMMARY_LEGEND, models_line, 
 from lm_eval_stereo.report.model import Report
 from lm_eval_stereo.report.runs import Finding
 from lm_eval_stereo.report.tables import (
+    LANGUAGE_LEGEND,
     PAIRED_LEGEND,
     Table,
     language_comparison_tables,
@@ -33,6 +34,7 @@ body { font-family: system-ui, sans-serif; margin: 1em auto; max-width: 1200px; 
 table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.85em; max-width: 100%; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: right; overflow-wrap: anywhere; }
 th:first-child, td:first-child, table.text th, table.text td { text-align: left; }
+td:first-child { overflow-wrap: break-word; }
 figure { margin: 1.5em 0; }
 figure img { max-width: 100%; height: auto; }
 figcaption { font-size: 0.9em; max-width: 900px; }
@@ -82,7 +84,7 @@ def _grouped_warnings(report: Report) -> list[str]:
     return parts
 
 
-def _paired(title: str, tables: list[Table], results: list[PairedResult]) -> list[str]:
+def _paired(title: str, legend: str, tables: list[Table], results: list[PairedResult]) -> list[str]:
     """A paired section: legend, and its tables collapsed under the number of comparisons and significant ones."""
     if not tables:
         return []
@@ -90,7 +92,7 @@ def _paired(title: str, tables: list[Table], results: list[PairedResult]) -> lis
     rows, marked = len(comparisons), sum(comparison.significant for comparison in comparisons)
     return [
         f"<h2>{escape(title)}</h2>",
-        f"<p>{escape(PAIRED_LEGEND)}</p>",
+        f"<p>{escape(legend)}</p>",
         f"<details><summary>{rows} comparison(s), {marked} significant after Holm</summary>",
         *map(_table, tables),
         "</details>",
@@ -115,9 +117,14 @@ def render_html(report: Report, figures: list[Figure]) -> str:
     if report.warnings:
         parts += ["<h2>Warnings</h2>", *_grouped_warnings(report)]
     paired = report.paired
-    parts += _paired("Model vs model (paired)", model_comparison_tables(report), paired.models if paired else [])
     parts += _paired(
-        "Language vs language (paired)", language_comparison_tables(report), paired.languages if paired else []
+        "Model vs model (paired)", PAIRED_LEGEND, model_comparison_tables(report), paired.models if paired else []
+    )
+    parts += _paired(
+        "Language vs language (paired)",
+        LANGUAGE_LEGEND,
+        language_comparison_tables(report),
+        paired.languages if paired else [],
     )
     if figures:
         parts += ["<h2>Figures</h2>", *map(_figure, figures)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from lm_eval_stereo.report.checks import group_warnings
 from lm_eval_stereo.report.model import Report
 from lm_eval_stereo.report.tables import (
+    LANGUAGE_LEGEND,
     PAIRED_LEGEND,
     Table,
     language_comparison_tables,
@@ -85,12 +86,12 @@ def render_markdown(report: Report) -> str:
     groups = group_warnings(report.warnings)
     if groups:
         lines += ["", "## Warnings", "", *(f"- ⚠ {group.line()}" for group in groups)]
-    for title, tables in (
-        ("Model vs model (paired)", model_comparison_tables(report)),
-        ("Language vs language (paired)", language_comparison_tables(report)),
+    for title, legend, tables in (
+        ("Model vs model (paired)", PAIRED_LEGEND, model_comparison_tables(report)),
+        ("Language vs language (paired)", LANGUAGE_LEGEND, language_comparison_tables(report)),
     ):
         if tables:
-            lines += ["", f"## {title}", "", PAIRED_LEGEND, "", *_tables(tables)]
+            lines += ["", f"## {title}", "", legend, "", *_tables(tables)]
     lines += ["", "## Details", "", LEGEND]
     for task in report.tasks:
         lines += ["", f"## {task}", ""]

@@ -162,6 +162,14 @@ PAIRED_LEGEND = (
 )
 
 
+LANGUAGE_LEGEND = (
+    "One model on the translations of the same items (parallel ids: StereoSet ids, GEST sentence ids, S_JSD pair "
+    "ids), A − B = first language minus second: paired bootstrap CI, exact McNemar or sign-flip permutation p and "
+    "Holm over all language comparisons, as for the models; the McNemar counts are the items whose judgement flips "
+    "between the two languages (listed by --json)."
+)
+
+
 def model_comparison_tables(report: Report) -> list[Table]:
     """Model against model: one row per task, metric and pair of models."""
     if report.paired is None or not report.paired.models:
