@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -22,58 +22,20 @@ from lm_eval_stereo.core.bootstrap import DEFAULT_ITERS, DEFAULT_SEED
 from lm_eval_stereo.core.metrics import MetricSet
 from lm_eval_stereo.report.metric_sets import interval_metrics, metric_set_for
 from lm_eval_stereo.report.model import Cell, Report
-from lm_eval_stereo.report.paired import PERMUTATIONS, Comparison, NotComparable, align, compare, with_holm
+from lm_eval_stereo.report.paired import (
+    PERMUTATIONS,
+    Comparison,
+    NotComparable,
+    Paired,
+    PairedResult,
+    align,
+    compare,
+    with_holm,
+)
 from lm_eval_stereo.report.runs import Run
 
 _LANGUAGE_TASK = re.compile(r"^(?P<family>.+)_(?P<lang>[a-z]{2})$")
 Items = dict[str, dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class PairedResult:
-    """Comparisons of two runs on one task (models) or of one model on two language tasks (languages): A − B."""
-
-    task: str
-    model: str
-    a: str
-    b: str
-    comparisons: tuple[Comparison, ...]
-    #: matched items left out (unscored in one of the runs)
-    left_out: int = 0
-
-
-@dataclass
-class Paired:
-    """Every paired comparison of a report, the runs without per-item samples and the comparisons not made."""
-
-    models: list[PairedResult] = field(default_factory=list)
-    languages: list[PairedResult] = field(default_factory=list)
-    #: "model (results file)" of runs with a plugin task but without --log_samples
-    without_samples: list[str] = field(default_factory=list)
-    #: comparisons that could not be made, and why
-    notes: list[str] = field(default_factory=list)
-    permutations: int = PERMUTATIONS
-    iters: int = DEFAULT_ITERS
-    seed: int = DEFAULT_SEED
-
-    def significant(self, task: str, metric: str, model: str) -> list[tuple[str, Comparison]]:
-        """The other models that ``model`` differs from on ``metric`` of ``task`` (Holm-adjusted), as (other model,
-        comparison of model − other)."""
-        found = []
-        for result in self.models:
-            if result.task != task or model not in (result.a, result.b):
-                continue
-            for comparison in result.comparisons:
-                if comparison.metric == metric and comparison.significant:
-                    other, sign = (result.b, 1.0) if result.a == model else (result.a, -1.0)
-                    found.append((other, _signed(comparison, sign)))
-        return found
-
-
-def _signed(comparison: Comparison, sign: float) -> Comparison:
-    if sign > 0:
-        return comparison
-    return replace(comparison, difference=-comparison.difference, low=-comparison.high, high=-comparison.low)
 
 
 def samples_path(run: Run, task: str) -> Path:

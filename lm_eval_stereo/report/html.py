@@ -12,10 +12,10 @@ from html import escape
 from pathlib import Path
 
 from lm_eval_stereo.report.checks import group_warnings
-from lm_eval_stereo.report.comparisons import PairedResult
 from lm_eval_stereo.report.figures import Figure, draw_figures
 from lm_eval_stereo.report.markdown import LEGEND, SUMMARY_LEGEND, models_line, paired_status
 from lm_eval_stereo.report.model import Report
+from lm_eval_stereo.report.paired import PairedResult
 from lm_eval_stereo.report.runs import Finding
 from lm_eval_stereo.report.tables import (
     LANGUAGE_LEGEND,

@@ -7,10 +7,9 @@ from dataclasses import asdict
 from typing import Any
 
 from lm_eval_stereo.report.checks import group_warnings
-from lm_eval_stereo.report.comparisons import PairedResult
 from lm_eval_stereo.report.ideals import ideal_for
 from lm_eval_stereo.report.model import Report
-from lm_eval_stereo.report.paired import ALPHA, MCNEMAR, SIGN_FLIP, STOP_AFTER
+from lm_eval_stereo.report.paired import ALPHA, MCNEMAR, SIGN_FLIP, STOP_AFTER, PairedResult
 from lm_eval_stereo.report.tables import summary_columns
 
 

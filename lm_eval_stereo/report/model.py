@@ -14,7 +14,7 @@ from lm_eval_stereo.report.ideals import declared
 from lm_eval_stereo.report.runs import Finding, Run, is_number
 
 if TYPE_CHECKING:
-    from lm_eval_stereo.report.comparisons import Paired
+    from lm_eval_stereo.report.paired import Paired
 
 #: bookkeeping counts, summed over the members of a group
 COUNT_METRICS = (

@@ -19,6 +19,8 @@ Resampling` statistic, with rows ``A_i``, ``B_i`` of the two runs for matched it
 "Mean of a 0/1 item score" is checked on the data, not declared: ``M`` of every single row takes at most two
 values and the mean of those equals ``M`` of the whole run (for both runs). Rows are the benchmark's own resampling
 rows (``Resampling.data`` of one item at a time); a statistic whose data is not one row per item is not compared.
+:class:`PairedResult` and :class:`Paired` hold a report's comparisons (built by
+:mod:`lm_eval_stereo.report.comparisons`).
 """
 
 from __future__ import annotations
@@ -316,3 +318,50 @@ def with_holm(comparisons: Sequence[Comparison]) -> list[Comparison]:
     """The comparisons with their Holm-adjusted p-values (over all of them)."""
     adjusted = holm([comparison.p for comparison in comparisons])
     return [replace(comparison, p_holm=p) for comparison, p in zip(comparisons, adjusted)]
+
+
+@dataclass(frozen=True)
+class PairedResult:
+    """Comparisons of two runs on one task (models) or of one model on two language tasks (languages): A − B."""
+
+    task: str
+    model: str
+    a: str
+    b: str
+    comparisons: tuple[Comparison, ...]
+    #: matched items left out (unscored in one of the runs)
+    left_out: int = 0
+
+
+@dataclass
+class Paired:
+    """Every paired comparison of a report, the runs without per-item samples and the comparisons not made."""
+
+    models: list[PairedResult] = field(default_factory=list)
+    languages: list[PairedResult] = field(default_factory=list)
+    #: "model (results file)" of runs with a plugin task but without --log_samples
+    without_samples: list[str] = field(default_factory=list)
+    #: comparisons that could not be made, and why
+    notes: list[str] = field(default_factory=list)
+    permutations: int = PERMUTATIONS
+    iters: int = DEFAULT_ITERS
+    seed: int = DEFAULT_SEED
+
+    def significant(self, task: str, metric: str, model: str) -> list[tuple[str, Comparison]]:
+        """The other models that ``model`` differs from on ``metric`` of ``task`` (Holm-adjusted), as (other model,
+        comparison of model − other)."""
+        found = []
+        for result in self.models:
+            if result.task != task or model not in (result.a, result.b):
+                continue
+            for comparison in result.comparisons:
+                if comparison.metric == metric and comparison.significant:
+                    other, sign = (result.b, 1.0) if result.a == model else (result.a, -1.0)
+                    found.append((other, _signed(comparison, sign)))
+        return found
+
+
+def _signed(comparison: Comparison, sign: float) -> Comparison:
+    if sign > 0:
+        return comparison
+    return replace(comparison, difference=-comparison.difference, low=-comparison.high, high=-comparison.low)

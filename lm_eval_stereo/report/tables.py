@@ -16,11 +16,10 @@ import math
 import string
 from dataclasses import dataclass
 
-from lm_eval_stereo.report.comparisons import PairedResult
 from lm_eval_stereo.report.formatting import format_estimate, format_value, metric_header
 from lm_eval_stereo.report.ideals import is_detail
 from lm_eval_stereo.report.model import COUNT_METRICS, SHARE_METRICS, Report, Row
-from lm_eval_stereo.report.paired import ALPHA, MCNEMAR, STOP_AFTER, Comparison
+from lm_eval_stereo.report.paired import ALPHA, MCNEMAR, STOP_AFTER, Comparison, PairedResult
 
 #: the most columns a table has (the row label included), so that a page fits a laptop screen
 MAX_COLUMNS = 8
