@@ -584,6 +584,20 @@ def test_summary_marks_significant_paired_differences(tmp_path):
     assert (ss.difference, ss.discordant, ss.p) == (0.0, (30, 30), 1.0), "same SS, every item flipped"
 
 
+def test_a_corrupt_samples_file_is_named_with_its_line_and_not_compared(tmp_path):
+    results_and_samples(tmp_path, "good", [1] * 10 + [0] * 10)
+    results_and_samples(tmp_path, "broken", [1] * 20)
+    samples = next((tmp_path / "broken").glob("samples_*.jsonl"))
+    samples.write_text(samples.read_text().replace('"doc_id": 3,', '"doc_id": 3'))
+    report = build_report([tmp_path])
+    assert report.paired.models == []
+    assert report.paired.notes == [
+        f"{samples}:4: not a JSON line (Expecting ',' delimiter: line 1 column 14 (char 13)) "
+        "(no paired statistics for broken on stereoset_multi_en)"
+    ]
+    assert f"- Not compared: {samples}:4: not a JSON line" in render_markdown(report)
+
+
 def test_runs_without_samples_are_named_once_and_not_compared(tmp_path):
     tasks = {"stereoset_multi_en": {**with_ci(60.0, 5, "lms"), **with_ci(52.0, 5, "ss"), "count": 100}}
     first = write_results(tmp_path, "model-a", tasks)

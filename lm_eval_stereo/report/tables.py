@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from lm_eval_stereo.report.formatting import format_estimate, format_value, metric_header
@@ -138,11 +139,11 @@ def format_p(p: float) -> str:
     return "< 0.0001" if p < 1e-4 else f"{p:.3g}"
 
 
-def _difference(comparison: Comparison) -> str:
-    text = (
-        f"{format_value(comparison.difference, '+')} [{format_value(comparison.low)}, {format_value(comparison.high)}]"
-    )
-    return text + (" *" if comparison.significant else "")
+def _statistics(comparison: Comparison) -> list[str]:
+    """Difference with its CI (``*`` when significant after Holm), p and Holm's p."""
+    bounds = f"[{format_value(comparison.low)}, {format_value(comparison.high)}]"
+    difference = f"{format_value(comparison.difference, '+')} {bounds}" + (" *" if comparison.significant else "")
+    return [difference, format_p(comparison.p), format_p(comparison.p_holm)]
 
 
 def _test(comparison: Comparison) -> str:
@@ -169,29 +170,6 @@ LANGUAGE_LEGEND = (
 )
 
 
-def model_comparison_tables(report: Report) -> list[Table]:
-    """Model against model: one row per task, metric and pair of models."""
-    if report.paired is None or not report.paired.models:
-        return []
-    letters = model_letters(report)
-    headers = ["task", "metric", "A − B", "difference [95% CI]", "p", "p Holm", "test", "items"]
-    rows = [
-        [
-            result.task,
-            comparison.metric,
-            f"{letters[result.a]} − {letters[result.b]}",
-            _difference(comparison),
-            format_p(comparison.p),
-            format_p(comparison.p_holm),
-            _test(comparison),
-            _items(comparison, result),
-        ]
-        for result in report.paired.models
-        for comparison in result.comparisons
-    ]
-    return [Table("model vs model", headers, rows, numeric=False)]
-
-
 def _items(comparison: Comparison, result: PairedResult) -> str:
     return f"{comparison.n}" + (f" ({result.left_out} unscored in one run left out)" if result.left_out else "")
 
@@ -200,27 +178,40 @@ def _language(task: str) -> str:
     return task.rsplit("_", 1)[-1]
 
 
+def _comparison_table(
+    title: str,
+    headers: list[str],
+    results: list[PairedResult],
+    lead: Callable[[PairedResult, Comparison], list[str]],
+    tail: Callable[[PairedResult, Comparison], list[str]],
+) -> list[Table]:
+    """One row per comparison: the ``lead`` cells, difference [CI], p, Holm's p, the ``tail`` cells."""
+    rows = [[*lead(r, c), *_statistics(c), *tail(r, c)] for r in results for c in r.comparisons]
+    return [Table(title, headers, rows, numeric=False)] if rows else []
+
+
+def model_comparison_tables(report: Report) -> list[Table]:
+    """Model against model: one row per task, metric and pair of models."""
+    letters = model_letters(report)
+    return _comparison_table(
+        "model vs model",
+        ["task", "metric", "A − B", "difference [95% CI]", "p", "p Holm", "test", "items"],
+        report.paired.models if report.paired else [],
+        lambda r, c: [r.task, c.metric, f"{letters[r.a]} − {letters[r.b]}"],
+        lambda r, c: [_test(c), _items(c, r)],
+    )
+
+
 def language_comparison_tables(report: Report) -> list[Table]:
     """Language against language within a model: one row per model, benchmark, metric and pair of languages."""
-    if report.paired is None or not report.paired.languages:
-        return []
     letters = model_letters(report)
-    headers = ["model", "benchmark", "metric", "A − B", "difference [95% CI]", "p", "p Holm", "test · flips"]
-    rows = [
-        [
-            letters[result.model],
-            result.task,
-            comparison.metric,
-            f"{_language(result.a)} − {_language(result.b)}",
-            _difference(comparison),
-            format_p(comparison.p),
-            format_p(comparison.p_holm),
-            _test(comparison),
-        ]
-        for result in report.paired.languages
-        for comparison in result.comparisons
-    ]
-    return [Table("language vs language", headers, rows, numeric=False)]
+    return _comparison_table(
+        "language vs language",
+        ["model", "benchmark", "metric", "A − B", "difference [95% CI]", "p", "p Holm", "test (flips); items"],
+        report.paired.languages if report.paired else [],
+        lambda r, c: [letters[r.model], r.task, c.metric, f"{_language(r.a)} − {_language(r.b)}"],
+        lambda r, c: [f"{_test(c)}; {_items(c, r)} items"],
+    )
 
 
 PROVENANCE_HEADERS = [
