@@ -36,7 +36,7 @@ from lm_eval_stereo.report.figures import (
 from lm_eval_stereo.report.formatting import format_value
 from lm_eval_stereo.report.html import render_html, write_html
 from lm_eval_stereo.report.ideals import ideal_for
-from lm_eval_stereo.report.tables import MAX_COLUMNS
+from lm_eval_stereo.report.tables import MAX_COLUMNS, Table, split
 
 LIMIT = 3
 #: model 0 runs the two groups (for the totals), models 1 and 2 one member each (smaller, faster runs)
@@ -610,6 +610,18 @@ def test_runs_without_samples_are_named_once_and_not_compared(tmp_path):
     ]
     assert "## Model vs model (paired)" not in markdown and "## Summary" in markdown
     assert "Paired comparisons were not computed." in render_markdown(build_report([tmp_path], paired=False))
+
+
+def test_wide_tables_split_keeping_groups_together():
+    groups = [g for g, n in (("a", 3), ("b", 3), ("c", 2), ("d", 9), ("e", 1)) for _ in range(n)]
+    table = Table("x", ["model", *(f"{g}{i}" for i, g in enumerate(groups))], [["row", *map(str, range(18))]])
+    parts = split(table, groups=groups)
+    assert [len(part.headers) for part in parts] == [7, 8, 6]
+    assert [h for part in parts for h in part.headers[1:]] == table.headers[1:], "every column once, in order"
+    assert all(part.headers[0] == "model" and part.rows[0][0] == "row" for part in parts)
+    assert [h[0] for h in parts[0].headers[1:]] == ["a"] * 3 + ["b"] * 3, "c does not fit beside a and b: next table"
+    plain = split(Table("p", [str(i) for i in range(17)], [list(map(str, range(17)))]), keep=2)
+    assert [part.headers[:2] for part in plain] == [["0", "1"]] * 3 and sum(len(p.headers) - 2 for p in plain) == 15
 
 
 # --- page layout -----------------------------------------------------------------------------------------------------

@@ -36,14 +36,24 @@ class Table:
     numeric: bool = True  # numbers after the first column (right-aligned)
 
 
-def split(table: Table, max_columns: int = MAX_COLUMNS, keep: int = 1) -> list[Table]:
-    """The table as consecutive tables of at most ``max_columns`` columns, each repeating the first ``keep``."""
-    if len(table.headers) <= max_columns:
-        return [table]
+def split(table: Table, max_columns: int = MAX_COLUMNS, keep: int = 1, groups: list[str] | None = None) -> list[Table]:
+    """The table as consecutive tables of at most ``max_columns`` columns, each repeating the first ``keep``.
+
+    ``groups`` names a group per column after the first ``keep`` (e.g. the task of a summary column): a group is kept
+    in one table where it fits, tables being filled greedily in column order."""
     width = max_columns - keep
+    labels = groups or [str(i) for i in range(len(table.headers) - keep)]
+    chunks: list[list[int]] = [[]]
+    for label in dict.fromkeys(labels):
+        members = [keep + i for i, other in enumerate(labels) if other == label]
+        for column in members:
+            whole_group_fits = len(chunks[-1]) + len(members) <= width or len(members) > width
+            if len(chunks[-1]) == width or (column == members[0] and chunks[-1] and not whole_group_fits):
+                chunks.append([])
+            chunks[-1].append(column)
     parts = []
-    for start in range(keep, len(table.headers), width):
-        columns = list(range(keep)) + list(range(start, min(start + width, len(table.headers))))
+    for chunk in chunks:
+        columns = list(range(keep)) + chunk
         headers = [table.headers[i] for i in columns]
         parts.append(Table(table.task, headers, [[row[i] for i in columns] for row in table.rows], table.numeric))
     return parts
@@ -101,7 +111,7 @@ def summary_tables(report: Report) -> list[Table]:
             markers = _markers(report, row, task, name, letters)
             texts.append(f"{text} {markers}".rstrip())
         rows.append(texts)
-    return split(Table("summary", headers, rows))
+    return split(Table("summary", headers, rows), groups=[task for task, _ in columns])
 
 
 def task_tables(report: Report, task: str) -> list[Table]:
