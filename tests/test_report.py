@@ -35,7 +35,8 @@ from lm_eval_stereo.report.figures import (
 )
 from lm_eval_stereo.report.formatting import format_value
 from lm_eval_stereo.report.html import render_html, write_html
-from lm_eval_stereo.report.ideals import ideal_for
+from lm_eval_stereo.report.ideals import ideal_for, is_detail
+from lm_eval_stereo.report.metric_sets import metric_set_for
 from lm_eval_stereo.report.tables import MAX_COLUMNS, Table, split
 
 LIMIT = 3
@@ -715,6 +716,30 @@ def test_page_fits_a_laptop_screen_in_headless_chromium(report_page, tmp_path):
     dom = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True).stdout
     width = int(dom.split("<title>scrollWidth=")[1].split("<")[0])
     assert 0 < width <= SCREEN_WIDTH
+
+
+def test_metric_sets_are_found_from_the_results_metric_names():
+    from lm_eval_stereo.tasks.german_gender_bias.gerbbq_metrics import METRICS as GERBBQ
+    from lm_eval_stereo.tasks.gest.metrics import MT_METRICS, score_metric_set
+    from lm_eval_stereo.tasks.s_jsd.metrics import metric_set as s_jsd_set
+    from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS as STEREOSET
+
+    gest = score_metric_set("gest_en", ["t0", "t1", "t2"])
+    cases = [
+        ("stereoset_multi_de", STEREOSET),
+        ("gest_mt_ru", MT_METRICS),
+        ("gerbbq_mc_amb", GERBBQ),
+        ("gest_en", gest),
+        ("s_jsd_de", s_jsd_set("s_jsd_de", causal=True)),
+        ("s_jsd_mlm_de", s_jsd_set("s_jsd_mlm_de")),
+    ]
+    for task, expected in cases:
+        found = metric_set_for(task, [*expected.names, "alias"])
+        assert found is not None and found.names == expected.names, task
+    assert metric_set_for("hellaswag", ["acc", "acc_norm"]) is None, "lm_eval's own tasks: no plugin metric set"
+    assert metric_set_for("stereotype_leakage_en", ["leak_coef_hi", "n_leaks", "count"]) is None
+    assert [is_detail(n) for n in ("q_01_emotional", "gs_t2", "p_16_strong")] == [True] * 3, "per stereotype/template"
+    assert [is_detail(n) for n in ("gs", "f_s", "ss", "lms", "accuracy", "s_jsd", "acc")] == [False] * 7
 
 
 # --- reading the HTML page and PNG headers ---------------------------------------------------------------------------

@@ -102,8 +102,8 @@ def is_detail(name: str) -> bool:
 
 @cache
 def _names(detail: bool) -> frozenset[str]:
-    """Declared interval metrics that are views of a headline (``detail``) or headlines themselves."""
-    return frozenset(metric.name for metric in _declarations() if metric.ci and metric.detail == detail)
+    """Declared metrics that are views of a headline (``detail``), or the declared bootstrap headlines."""
+    return frozenset(metric.name for metric in _declarations() if metric.detail == detail and (detail or metric.ci))
 
 
 def ideal_for(name: str) -> Ideal | None:

@@ -1,8 +1,9 @@
 """Which benchmark's :class:`~lm_eval_stereo.core.metrics.MetricSet` computed a task's results.
 
-A results file names the task and its metrics, not the class that computed them. The metric set is the declared one
-whose metrics are all in the results and whose interval metrics (``ci=True``) are exactly those the results carry
-``<m>_ci_low``/``<m>_ci_high`` for. GEST declares its metrics per prompt template: the templates are those of the
+A results file names the task and its metrics, not the class that computed them. The metric set is the first declared
+one whose metrics are all in the results, whose bootstrap metrics (``ci=True``) all carry ``<m>_ci_low``/``<m>_ci_high``
+there, and which declares every metric of the results that carries them (GEST MT's Agresti-Coull ``p_i`` intervals are
+declared metrics of their own). GEST declares its metrics per prompt template: the templates are those of the
 items (``scores``) when they are at hand, else the ``count_<template>`` metrics of the results.
 """
 
@@ -57,6 +58,7 @@ def metric_set_for(
     templates = _gest_templates(logged, items)
     for candidate in _candidates(task, templates):
         declared = {metric.name for metric in candidate.metrics if metric.ci}
-        if declared == with_ci and set(candidate.names) <= logged:
+        names = set(candidate.names)
+        if declared and declared <= with_ci <= names and names <= logged:
             return candidate
     return None

@@ -375,7 +375,7 @@ MT_METRICS = MetricSet(
             metric
             for s in STEREOTYPES
             for metric in (
-                ideal(f"p_{stereotype_label(s)}", 0.5, f"Agresti-Coull masculine share of stereotype {s}"),
+                ideal(f"p_{stereotype_label(s)}", 0.5, f"Agresti-Coull masculine share of stereotype {s}", detail=True),
                 info(f"p_{stereotype_label(s)}_ci_low", f"Agresti-Coull 95% interval of stereotype {s}: low"),
                 info(f"p_{stereotype_label(s)}_ci_high", f"Agresti-Coull 95% interval of stereotype {s}: high"),
                 info(f"rank_{stereotype_label(s)}", f"feminine rank of stereotype {s}"),
