@@ -553,22 +553,44 @@ def test_report_leads_with_the_summary(model_runs, markdown):
             assert line.count("|") - 1 <= MAX_COLUMNS
 
 
-def results_and_samples(directory: Path, pretrained: str, pro_flags: list[int]) -> None:
-    """A StereoSet results file with its samples file as lm_eval --log_samples writes them (items under ``lms``)."""
+def results_and_samples(
+    directory: Path, pretrained: str, pro_flags: list[int], ids: dict[str, int] | None = None
+) -> None:
+    """StereoSet results with their samples files as lm_eval --log_samples writes them (items under ``lms``): per
+    language of ``ids`` (default English) one task whose item ids start at the given number."""
     from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS
 
-    items = []
-    for i, flag in enumerate(pro_flags):
-        stereo, anti = (2.0, 1.0) if flag else (1.0, 2.0)
-        items.append(
-            {"key": f"en/intrasentence/{i:04d}", "test": "intrasentence", "target": f"t{i % 4}", "bias_type": "race"}
-            | {"stereotype": stereo, "anti-stereotype": anti, "unrelated": 0.0}
-        )
-    values = METRICS.compute(items)
-    path = write_results(directory, pretrained, {"stereoset_multi_en": values}, items={"stereoset_multi_en": (60, 60)})
-    lines = [json.dumps({"doc_id": i, "metrics": list(METRICS.names), "lms": item}) for i, item in enumerate(items)]
+    tasks, samples = {}, {}
+    for lang, first in (ids or {"en": 0}).items():
+        items = []
+        for i, flag in enumerate(pro_flags):
+            stereo, anti = (2.0, 1.0) if flag else (1.0, 2.0)
+            items.append(
+                {"key": f"{lang}/intrasentence/{first + i:04d}", "test": "intrasentence", "target": f"t{i % 4}"}
+                | {"bias_type": "race", "stereotype": stereo, "anti-stereotype": anti, "unrelated": 0.0}
+            )
+        tasks[f"stereoset_multi_{lang}"] = METRICS.compute(items)
+        samples[f"stereoset_multi_{lang}"] = items
+    path = write_results(directory, pretrained, tasks, items={task: (60, 60) for task in tasks})
     stamp = path.stem.removeprefix("results_")
-    (path.parent / f"samples_stereoset_multi_en_{stamp}.jsonl").write_text("\n".join(lines) + "\n")
+    for task, items in samples.items():
+        lines = [json.dumps({"doc_id": i, "metrics": list(METRICS.names), "lms": item}) for i, item in enumerate(items)]
+        (path.parent / f"samples_{task}_{stamp}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_language_tasks_without_shared_ids_are_named_not_compared(tmp_path):
+    results_and_samples(tmp_path, "parallel", [1] * 40 + [0] * 20, {"de": 0, "en": 0})
+    results_and_samples(tmp_path, "disjoint", [1] * 40 + [0] * 20, {"de": 0, "en": 1000})
+    report = build_report([tmp_path])
+    assert [(r.model, r.a, r.b) for r in report.paired.languages] == [
+        ("parallel", "stereoset_multi_de", "stereoset_multi_en")
+    ]
+    assert all(c.difference == 0 and c.p == 1 for c in report.paired.languages[0].comparisons), "same judgements"
+    assert report.paired.notes == [
+        "stereoset_multi_en: disjoint vs parallel: no items in common",
+        "disjoint: stereoset_multi_<lang> tasks share no item ids (de-en): not translations of the same items, "
+        "no language comparison",
+    ]
 
 
 def test_summary_marks_significant_paired_differences(tmp_path):

@@ -147,6 +147,7 @@ def paired_comparisons(
             if cell is not None and match and source.items(cell):
                 families.setdefault(match["family"], []).append((match["lang"], cell))
         for family, members in families.items():
+            unparallel = []
             for (lang_a, cell_a), (lang_b, cell_b) in combinations(members, 2):
                 metric_set = source.metric_set(cell_a)
                 if metric_set is None:
@@ -154,11 +155,19 @@ def paired_comparisons(
                 names = [name for name in cell_a.headlines if name in cell_b.headlines]
                 items_a, items_b = _parallel(source.items(cell_a), lang_a), _parallel(source.items(cell_b), lang_b)
                 what = f"{row.label}: {cell_a.task} vs {cell_b.task}"
+                if not set(items_a) & set(items_b):
+                    unparallel.append(f"{lang_a}-{lang_b}")
+                    continue
                 found, left_out = _compare(metric_set, names, items_a, items_b, what, paired)
                 if found:
                     paired.languages.append(
                         PairedResult(family, row.label, cell_a.task, cell_b.task, tuple(found), left_out)
                     )
+            if unparallel:
+                paired.notes.append(
+                    f"{row.label}: {family}_<lang> tasks share no item ids ({', '.join(unparallel)}): not translations "
+                    "of the same items, no language comparison"
+                )
     paired.models = _holm(paired.models)
     paired.languages = _holm(paired.languages)
     return paired
