@@ -621,6 +621,21 @@ def test_a_corrupt_samples_file_is_named_with_its_line_and_not_compared(tmp_path
     assert f"- Not compared: {samples}:4: not a JSON line" in render_markdown(report)
 
 
+def test_paired_options_of_the_command(tmp_path):
+    results_and_samples(tmp_path, "biased", [1] * 54 + [0] * 6)
+    results_and_samples(tmp_path, "fair", [1] * 30 + [0] * 30)
+    bad = report_cli(tmp_path, "--permutations", "0", check=False)
+    assert bad.returncode == 2 and "--permutations must be at least 1, got 0" in bad.stderr
+    few = tmp_path / "few.json"
+    report_cli(tmp_path, "--permutations", "5", "--seed", "3", "--json", few)
+    (result,) = json.loads(few.read_text())["paired"]["models"]
+    icat = next(c for c in result["comparisons"] if c["metric"] == "icat")
+    assert icat["permutations"] == 5 and icat["p"] == pytest.approx(1 / 6), "every permutation below |d|: 1/(P+1)"
+    none = tmp_path / "none.json"
+    proc = report_cli(tmp_path, "--no-paired", "--json", none)
+    assert json.loads(none.read_text())["paired"] is None and "Paired comparisons were not computed." in proc.stdout
+
+
 def test_runs_without_samples_are_named_once_and_not_compared(tmp_path):
     tasks = {"stereoset_multi_en": {**with_ci(60.0, 5, "lms"), **with_ci(52.0, 5, "ss"), "count": 100}}
     first = write_results(tmp_path, "model-a", tasks)
