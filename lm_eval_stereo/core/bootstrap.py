@@ -8,6 +8,10 @@ reproducible and independent of the order in which lm_eval delivered the items (
 
 ``strata`` resamples within groups (each group with its own generator seeded with ``seed``), for statistics defined
 on one group at a time, e.g. the mean score of one GEST stereotype over that stereotype's samples.
+
+:func:`paired_bootstrap` is the same resampler for two runs on the same items (row ``i`` of both data sets is the
+same item): every resample takes the same rows from both, and the interval is that of the difference
+``statistic(A[rows]) - statistic(B[rows])``.
 """
 
 from __future__ import annotations
@@ -57,13 +61,15 @@ def percentile_interval(samples: Sequence[float] | np.ndarray, level: float = DE
     return Interval(float(low), float(high), stderr)
 
 
-def _length(data: Data) -> int:
+def data_length(data: Data) -> int:
+    """Number of rows: items, or the length of the (equal-length) columns."""
     if isinstance(data, Mapping):
         return len(next(iter(data.values()))) if data else 0
     return len(data)
 
 
-def _take(data: Data, rows: np.ndarray) -> Any:
+def take_rows(data: Data, rows: np.ndarray) -> Any:
+    """The given rows (with repetition) of a list of items or of every column."""
     if isinstance(data, Mapping):
         return {name: np.asarray(column)[rows] for name, column in data.items()}
     return [data[i] for i in rows]
@@ -95,11 +101,46 @@ def bootstrap(
     ``statistic`` receives data of the same kind as ``data`` (a list of items, or a dict of columns) and returns
     ``{name: value}``; non-finite resampled values are left out of the percentiles. Empty data gives no intervals.
     """
-    n = _length(data)
+    return _intervals((data,), statistic, strata, iters, seed, level)
+
+
+def paired_bootstrap(
+    data_a: Data,
+    data_b: Data,
+    statistic: Statistic,
+    *,
+    strata: Sequence[Hashable] | None = None,
+    iters: int = DEFAULT_ITERS,
+    seed: int = DEFAULT_SEED,
+    level: float = DEFAULT_LEVEL,
+) -> dict[str, Interval]:
+    """Percentile-bootstrap interval of ``statistic(A) - statistic(B)`` for two runs on the same items.
+
+    Row ``i`` of ``data_a`` and ``data_b`` is the same item; each resample draws the same rows from both (within
+    ``strata`` if given, exactly as :func:`bootstrap` does), so the interval reflects the pairing.
+    """
+    if data_length(data_a) != data_length(data_b):
+        raise ValueError(f"paired data of different lengths: {data_length(data_a)} and {data_length(data_b)}")
+    return _intervals((data_a, data_b), statistic, strata, iters, seed, level)
+
+
+def _intervals(
+    datas: tuple[Data, ...],
+    statistic: Statistic,
+    strata: Sequence[Hashable] | None,
+    iters: int,
+    seed: int,
+    level: float,
+) -> dict[str, Interval]:
+    """Intervals of ``statistic`` of one data set, or of the difference of two, on shared resampled rows."""
+    n = data_length(datas[0])
     if n == 0:
         return {}
     samples: dict[str, list[float]] = {}
     for rows in _resamples(n, strata, iters, seed):
-        for name, value in statistic(_take(data, rows)).items():
+        values = [statistic(take_rows(data, rows)) for data in datas]
+        for name, value in values[0].items():
+            if len(values) == 2:
+                value = value - values[1].get(name, float("nan"))
             samples.setdefault(name, []).append(float(value))
     return {name: percentile_interval(values, level) for name, values in samples.items()}

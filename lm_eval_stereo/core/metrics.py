@@ -31,13 +31,16 @@ CI_SUFFIXES = ("ci_low", "ci_high")
 @dataclass(frozen=True)
 class Metric:
     """One metric: ``direction`` is "higher"/"lower" (is better), "ideal" (``ideal`` in the middle, e.g. SS = 50),
-    "count" (bookkeeping: items, ties, undetermined outputs) or "info" (a string such as the normalisation used)."""
+    "count" (bookkeeping: items, ties, undetermined outputs) or "info" (a string such as the normalisation used).
+    ``detail`` marks a view of a headline (one template, one stereotype) that reports show with the benchmark's
+    details, not in their summary."""
 
     name: str
     direction: Direction
     ideal: float | None = None
     ci: bool = False
     description: str = ""
+    detail: bool = False
 
     def __post_init__(self) -> None:
         if (self.direction == "ideal") != (self.ideal is not None):
@@ -64,8 +67,8 @@ def lower(name: str, description: str = "", ci: bool = False) -> Metric:
     return Metric(name, "lower", ci=ci, description=description)
 
 
-def ideal(name: str, value: float, description: str = "", ci: bool = False) -> Metric:
-    return Metric(name, "ideal", ideal=value, ci=ci, description=description)
+def ideal(name: str, value: float, description: str = "", ci: bool = False, detail: bool = False) -> Metric:
+    return Metric(name, "ideal", ideal=value, ci=ci, description=description, detail=detail)
 
 
 def count(name: str, description: str = "") -> Metric:

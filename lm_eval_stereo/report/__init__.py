@@ -1,5 +1,10 @@
 """Cross-model comparison of lm_eval results: collect the runs below some folders, tabulate the headline metrics.
 
+The report leads with a summary (:mod:`lm_eval_stereo.report.tables`: one row per model, one column per benchmark
+headline, significant paired differences marked), then the warnings grouped by kind, the paired comparisons of
+models and of languages on the same items (:mod:`lm_eval_stereo.report.comparisons`, statistics in
+:mod:`lm_eval_stereo.report.paired`; they need ``lm_eval --log_samples``), and the details below.
+
 ``lm_eval`` writes ``<output_path>/<model_name_sanitized>/results_<timestamp>.json``. The report reads every such
 file below the given paths, keeps the newest run per model and task (or every run with ``all_runs``), and gives one
 table per task or group: one row per model, one column per headline metric (a metric that carries a bootstrap CI,

@@ -5,9 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from lm_eval_stereo.core.bootstrap import DEFAULT_SEED
 from lm_eval_stereo.report.capability import hidden_tasks, is_lm_eval_task
 from lm_eval_stereo.report.checks import check
+from lm_eval_stereo.report.comparisons import paired_comparisons
 from lm_eval_stereo.report.model import Cell, Report, Row
+from lm_eval_stereo.report.paired import PERMUTATIONS
 from lm_eval_stereo.report.runs import Finding, Run, load_runs
 
 
@@ -29,9 +32,16 @@ def _row_key(run: Run, all_runs: bool) -> str:
     return f"{run.identity} @ {run.path}" if all_runs else run.identity
 
 
-def build_report(paths: list[str | Path], all_runs: bool = False) -> Report:
-    """Collect the runs below ``paths`` and pick, per model and task, the newest run (every run with ``all_runs``).
-
+def build_report(
+    paths: list[str | Path],
+    all_runs: bool = False,
+    *,
+    paired: bool = True,
+    seed: int = DEFAULT_SEED,
+    permutations: int = PERMUTATIONS,
+) -> Report:
+    """Collect the runs below ``paths`` and pick, per model and task, the newest run (every run with ``all_runs``);
+    with ``paired``, compare models and languages on their matched items (runs logged with ``--log_samples``).
     The members of lm_eval's own groups (``mmlu_stem``, ...) are left to their group."""
     runs, skipped = load_runs(paths)
     runs.sort(key=lambda run: (run.date, str(run.path)))
@@ -49,6 +59,8 @@ def build_report(paths: list[str | Path], all_runs: bool = False) -> Report:
     if not any(not is_lm_eval_task(task) for task in report.tasks):
         report.warnings.append(_no_bias_benchmark(report))
     report.warnings += check(report)
+    if paired:
+        report.paired = paired_comparisons(report, seed=seed, permutations=permutations)
     return report
 
 

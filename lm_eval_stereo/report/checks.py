@@ -9,6 +9,7 @@ benchmark.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lm_eval_stereo.report.formatting import format_value
@@ -128,6 +129,48 @@ def check_cell(cell: Cell) -> list[Finding]:
     if cell.members and not cell.lm_eval_task:
         return []
     return [Finding(cell.row.label, cell.task, kind, message) for check in CHECKS for kind, message in check(cell)]
+
+
+#: what each kind of warning means, for the grouped list after the summary
+KIND_MEANINGS = {
+    "skipped file": "results files that could not be read",
+    "unparseable": "outputs that could not be scored or classified: the headline rests on the others",
+    "low detection yield": "GEST MT: f_s/f_m rest on the few translations whose gender was detected",
+    "ties": "StereoSet ties count as anti-stereotypical and pull SS towards 0",
+    "unscored": "items with a non-finite score were left out",
+    "NaN": "no items to compute a metric from",
+    "limit": "scored on part of the benchmark (--limit or fewer documents): not the benchmark's full figure",
+}
+
+
+@dataclass(frozen=True)
+class WarningGroup:
+    """The warnings of one kind: what the kind means and per task the models it concerns."""
+
+    kind: str
+    meaning: str
+    findings: tuple[Finding, ...]
+
+    @property
+    def tasks(self) -> dict[str, list[str]]:
+        """{task: [models]} in order of appearance (files for file warnings)."""
+        found: dict[str, list[str]] = {}
+        for finding in self.findings:
+            found.setdefault(finding.task or finding.message, []).append(finding.model)
+        return found
+
+    def line(self) -> str:
+        """One line: the kind, how many warnings, what it means and the tasks it concerns."""
+        tasks = ", ".join(self.tasks)
+        return f"{self.kind} ({len(self.findings)}): {self.meaning}: {tasks}"
+
+
+def group_warnings(findings: list[Finding]) -> list[WarningGroup]:
+    """The warnings grouped by kind, kinds in order of first appearance."""
+    kinds: dict[str, list[Finding]] = {}
+    for finding in findings:
+        kinds.setdefault(finding.kind, []).append(finding)
+    return [WarningGroup(kind, KIND_MEANINGS.get(kind, kind), tuple(group)) for kind, group in kinds.items()]
 
 
 def check(report: Report) -> list[Finding]:

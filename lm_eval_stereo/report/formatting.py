@@ -20,12 +20,13 @@ def format_value(value: Any, sign: str = "") -> str:
     return str(value)
 
 
-def format_estimate(name: str, estimate: Estimate) -> str:
-    """``value ± stderr [low, high] Δ+d``: stderr and CI where the results have them, Δ for target metrics."""
+def format_estimate(name: str, estimate: Estimate, stderr: bool = True) -> str:
+    """``value ± stderr [low, high] Δ+d``: stderr (unless ``stderr`` is false) and CI where the results have them,
+    Δ for target metrics."""
     text = format_value(estimate.value)
     if text == "nan" and all(is_nan(bound) for bound in (estimate.low, estimate.high)):
         return text
-    if estimate.stderr is not None:
+    if stderr and estimate.stderr is not None:
         text += f" ± {format_value(estimate.stderr)}"
     if estimate.low is not None and estimate.high is not None:
         text += f" [{format_value(estimate.low)}, {format_value(estimate.high)}]"

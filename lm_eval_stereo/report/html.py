@@ -1,8 +1,9 @@
-"""The report as one HTML page (``index.html``) with its PNG figures beside it.
+"""The report as one HTML page (``index.html``) with its PNG figures beside it, leading with the answer.
 
-The page holds the figures, each with a "how to read this" line, the warnings, the comparison tables of the
-markdown report and the provenance of every number: model, results file, task version and options, normalisation,
-n-shot, ``--limit``, items scored and the lm_eval version.
+The page opens with the summary (one row per model, one column per benchmark headline, significant paired
+differences marked), then the warnings grouped by kind and collapsed, the paired comparisons (collapsed), the
+figures, per task its tables and warnings, and the provenance of every number. No table is wider than
+:data:`~lm_eval_stereo.report.tables.MAX_COLUMNS` columns and long cells wrap, so the page fits a laptop screen.
 """
 
 from __future__ import annotations
@@ -12,17 +13,36 @@ from pathlib import Path
 
 from lm_eval_stereo.report import capability_tables as capability
 from lm_eval_stereo.report.capability_figure import capability_figures
+from lm_eval_stereo.report.checks import group_warnings
 from lm_eval_stereo.report.figures import Figure, draw_figures
-from lm_eval_stereo.report.markdown import LEGEND, Table, provenance_table, task_note, task_table
+from lm_eval_stereo.report.markdown import LEGEND, SUMMARY_LEGEND, models_line, paired_status
 from lm_eval_stereo.report.model import Report
+from lm_eval_stereo.report.paired import PairedResult
+from lm_eval_stereo.report.runs import Finding
+from lm_eval_stereo.report.tables import (
+    LANGUAGE_LEGEND,
+    PAIRED_LEGEND,
+    Table,
+    language_comparison_tables,
+    model_comparison_tables,
+    provenance_tables,
+    split,
+    summary_tables,
+    task_note,
+    task_tables,
+)
 
 STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
-table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.85em; }
-th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: right; }
+body { font-family: system-ui, sans-serif; margin: 1em auto; max-width: 1200px; padding: 0 1em; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.85em; max-width: 100%; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: right; overflow-wrap: anywhere; }
 th:first-child, td:first-child, table.text th, table.text td { text-align: left; }
+td:first-child { overflow-wrap: break-word; }
 figure { margin: 1.5em 0; }
+figure img { max-width: 100%; height: auto; }
 figcaption { font-size: 0.9em; max-width: 900px; }
+details { margin: 0.5em 0; }
+summary { cursor: pointer; }
 .warn { color: #8a4b00; }
 .scroll { overflow-x: auto; }
 """
@@ -44,15 +64,42 @@ def _figure(figure: Figure) -> str:
     )
 
 
-def _warnings(report: Report, task: str | None = None) -> str:
-    findings = [f for f in report.warnings if task is None or f.task == task]
+def _warning_item(finding: Finding) -> str:
+    where = " · ".join(part for part in (finding.model, finding.task, finding.kind) if part)
+    return f"<li>{escape(where)}: {escape(finding.message)}</li>"
+
+
+def _warnings(report: Report, task: str) -> str:
+    """A task's warnings, collapsed under a one-line count."""
+    findings = [f for f in report.warnings if f.task == task]
     if not findings:
         return ""
-    items = "".join(
-        f"<li>{escape(' · '.join(part for part in (f.model, f.task, f.kind) if part))}: {escape(f.message)}</li>"
-        for f in findings
-    )
-    return f'<ul class="warn">{items}</ul>'
+    items = "".join(map(_warning_item, findings))
+    return f'<details class="warn"><summary>⚠ {len(findings)} warning(s)</summary><ul>{items}</ul></details>'
+
+
+def _grouped_warnings(report: Report) -> list[str]:
+    """One collapsed block per kind of warning: its meaning and tasks, the individual warnings inside."""
+    parts = []
+    for group in group_warnings(report.warnings):
+        items = "".join(map(_warning_item, group.findings))
+        parts.append(f'<details class="warn"><summary>⚠ {escape(group.line())}</summary><ul>{items}</ul></details>')
+    return parts
+
+
+def _paired(title: str, legend: str, tables: list[Table], results: list[PairedResult]) -> list[str]:
+    """A paired section: legend, and its tables collapsed under the number of comparisons and significant ones."""
+    if not tables:
+        return []
+    comparisons = [comparison for result in results for comparison in result.comparisons]
+    rows, marked = len(comparisons), sum(comparison.significant for comparison in comparisons)
+    return [
+        f"<h2>{escape(title)}</h2>",
+        f"<p>{escape(legend)}</p>",
+        f"<details><summary>{rows} comparison(s), {marked} significant after Holm</summary>",
+        *map(_table, tables),
+        "</details>",
+    ]
 
 
 def _capability_section(report: Report) -> list[str]:
@@ -63,36 +110,50 @@ def _capability_section(report: Report) -> list[str]:
         parts.append(f"<h3>{escape(task)}</h3>")
         if note := capability.capability_note(report, task):
             parts.append(f"<p>{escape(note)}</p>")
-        parts += [_table(Table(task, *capability.capability_table(report, task))), _warnings(report, task)]
+        parts += [*map(_table, split(Table(task, *capability.capability_table(report, task)))), _warnings(report, task)]
     return parts
 
 
 def render_html(report: Report, figures: list[Figure]) -> str:
     """The whole page."""
-    tables: list[Table] = [task_table(report, task) for task in capability.bias_tasks(report)]
     parts = [
         "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8"><title>Bias report</title>',
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1"><title>Bias report</title>',
         f"<style>{STYLE}</style></head><body>",
         "<h1>Bias report</h1>",
         f"<p>{len(report.rows)} model(s), {len(report.tasks)} task(s) and group(s), "
-        f"{len(report.runs)} results file(s). {escape(LEGEND)}</p>",
+        f"{len(report.runs)} results file(s).</p>",
+        "<h2>Summary</h2>",
+        f"<p>{escape(SUMMARY_LEGEND)} {escape(models_line(report))}</p>",
+        *map(_table, summary_tables(report)),
+        *(f"<p>{escape(line)}</p>" for line in paired_status(report)),
     ]
     if report.warnings:
-        parts += ["<h2>Warnings</h2>", _warnings(report)]
+        parts += ["<h2>Warnings</h2>", *_grouped_warnings(report)]
     if summary := capability.summary_table(report):
         parts += ["<h2>Bias next to capability</h2>", f"<p>{escape(capability.SUMMARY_INTRO)}</p>"]
-        parts.append(_table(Table("summary", *summary)))
+        parts += map(_table, split(Table("summary", *summary)))
+    paired = report.paired
+    parts += _paired(
+        "Model vs model (paired)", PAIRED_LEGEND, model_comparison_tables(report), paired.models if paired else []
+    )
+    parts += _paired(
+        "Language vs language (paired)",
+        LANGUAGE_LEGEND,
+        language_comparison_tables(report),
+        paired.languages if paired else [],
+    )
     if figures:
         parts += ["<h2>Figures</h2>", *map(_figure, figures)]
-    parts.append("<h2>Tables</h2>")
-    for table in tables:
-        parts.append(f"<h3>{escape(table.task)}</h3>")
-        if note := task_note(report, table.task):
+    parts += ["<h2>Details</h2>", f"<p>{escape(LEGEND)}</p>"]
+    for task in capability.bias_tasks(report):
+        parts.append(f"<h3>{escape(task)}</h3>")
+        if note := task_note(report, task):
             parts.append(f"<p>{escape(note)}</p>")
-        parts += [_table(table), _warnings(report, table.task)]
+        parts += [*map(_table, task_tables(report, task)), _warnings(report, task)]
     parts += _capability_section(report)
-    parts += ["<h2>Provenance</h2>", _table(provenance_table(report)), "</body></html>"]
+    parts += ["<h2>Provenance</h2>", *map(_table, provenance_tables(report)), "</body></html>"]
     return "\n".join(part for part in parts if part)
 
 

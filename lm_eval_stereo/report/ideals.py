@@ -15,7 +15,10 @@ import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cache
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from lm_eval_stereo.core.metrics import Metric
 
 Direction = Literal["higher", "lower", "target"]
 
@@ -55,8 +58,8 @@ _TEMPLATE_SUFFIX = re.compile(r"_t\d+$")
 
 
 @cache
-def declared() -> dict[str, Ideal]:
-    """Every directed metric the plugin's benchmarks declare, by name (counts and text metrics left out)."""
+def _declarations() -> tuple[Metric, ...]:
+    """Every metric the plugin's benchmarks declare."""
     from lm_eval_stereo.tasks.german_gender_bias import gerbbq_metrics, persona_metrics, sexist_statements_metrics
     from lm_eval_stereo.tasks.gest import metrics as gest_metrics
     from lm_eval_stereo.tasks.s_jsd import metrics as s_jsd_metrics
@@ -65,7 +68,7 @@ def declared() -> dict[str, Ideal]:
 
     metric_sets = (
         stereoset_metrics.METRICS,
-        gest_metrics.score_metric_set("gest", ["t0"]),  # one template: the template-averaged names
+        gest_metrics.score_metric_set("gest", ["t0", "t1"]),  # two templates: averaged and per-template names
         gest_metrics.MT_METRICS,
         gerbbq_metrics.METRICS,
         sexist_statements_metrics.METRICS,
@@ -74,14 +77,33 @@ def declared() -> dict[str, Ideal]:
         persona_metrics.GENDER_METRICS,
         s_jsd_metrics.metric_set("s_jsd", causal=True),
     )
+    metrics = [metric for metric_set in metric_sets for metric in metric_set.metrics]
+    return (*metrics, *leakage_metrics.LEAKAGE_METRICS)
+
+
+@cache
+def declared() -> dict[str, Ideal]:
+    """Every directed metric the plugin's benchmarks declare, by name (counts and text metrics left out)."""
     ideals: dict[str, Ideal] = {}
-    for metrics in (*(metric_set.metrics for metric_set in metric_sets), leakage_metrics.LEAKAGE_METRICS):
-        for metric in metrics:
-            if metric.direction == "ideal":
-                ideals[metric.name] = Ideal("target", metric.ideal)
-            elif metric.direction in ("higher", "lower"):
-                ideals[metric.name] = Ideal(metric.direction)
+    for metric in _declarations():
+        if metric.direction == "ideal":
+            ideals.setdefault(metric.name, Ideal("target", metric.ideal))
+        elif metric.direction in ("higher", "lower"):
+            ideals.setdefault(metric.name, Ideal(metric.direction))
     return ideals
+
+
+def is_detail(name: str) -> bool:
+    """Whether a benchmark declares ``name`` a view of a headline (``detail``: one stereotype, one template), shown
+    with the benchmark's details rather than in the summary; ``<headline>_t<i>`` is one template's view."""
+    stripped = _TEMPLATE_SUFFIX.sub("", name)
+    return name in _names(detail=True) or (stripped != name and stripped in _names(detail=False))
+
+
+@cache
+def _names(detail: bool) -> frozenset[str]:
+    """Declared metrics that are views of a headline (``detail``), or the declared bootstrap headlines."""
+    return frozenset(metric.name for metric in _declarations() if metric.detail == detail and (detail or metric.ci))
 
 
 def ideal_for(name: str) -> Ideal | None:

@@ -8,7 +8,10 @@ from dataclasses import asdict
 from typing import Any
 
 from lm_eval_stereo.report.capability import is_lm_eval_task
+from lm_eval_stereo.report.checks import group_warnings
 from lm_eval_stereo.report.model import Report
+from lm_eval_stereo.report.paired import ALPHA, MCNEMAR, SIGN_FLIP, STOP_AFTER, PairedResult
+from lm_eval_stereo.report.tables import summary_columns
 
 
 def _finite(value: Any) -> Any:
@@ -16,8 +19,57 @@ def _finite(value: Any) -> Any:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
+def _paired_result(result: PairedResult, languages: bool) -> dict[str, Any]:
+    """One pair of runs: what was compared (A − B) and per metric the statistics; languages list the flips."""
+    comparisons = []
+    for c in result.comparisons:
+        entry = {
+            "metric": c.metric,
+            "difference": _finite(c.difference),
+            "ci_low": _finite(c.low),
+            "ci_high": _finite(c.high),
+            "p": _finite(c.p),
+            "p_holm": _finite(c.p_holm),
+            "significant": c.significant,
+            "test": c.test,
+            "items": c.n,
+            "permutations": c.permutations if c.test == SIGN_FLIP else None,
+            "discordant": list(c.discordant) if c.discordant is not None else None,
+        }
+        if languages and c.test == MCNEMAR:
+            entry["flips"] = [{"item": key, "a": a, "b": b} for key, a, b in c.flips]
+        comparisons.append(entry)
+    head = {"benchmark": result.task, "model": result.model} if languages else {"task": result.task}
+    return {**head, "a": result.a, "b": result.b, "left_out": result.left_out, "comparisons": comparisons}
+
+
+def _paired(report: Report) -> dict[str, Any] | None:
+    paired = report.paired
+    if paired is None:
+        return None
+    return {
+        "method": {
+            "difference": "A - B on the items both runs scored, 95% paired percentile bootstrap CI",
+            "bootstrap_iters": paired.iters,
+            "seed": paired.seed,
+            "tests": {
+                MCNEMAR: "metrics that are the mean of a 0/1 item score",
+                SIGN_FLIP: f"other metrics; at most {paired.permutations} permutations, stopping after "
+                f"{STOP_AFTER} reach the observed difference (Besag-Clifford)",
+            },
+            "multiple_testing": "Holm over all model comparisons, and separately over all language comparisons",
+            "alpha": ALPHA,
+        },
+        "models": [_paired_result(result, languages=False) for result in paired.models],
+        "languages": [_paired_result(result, languages=True) for result in paired.languages],
+        "without_samples": paired.without_samples,
+        "not_compared": paired.notes,
+    }
+
+
 def report_json(report: Report) -> dict[str, Any]:
-    """The report as plain data: models, per task and model the estimates and counts with their source, warnings."""
+    """The report as plain data: models, summary columns, per task and model the estimates and counts with their
+    source, the paired comparisons, and the warnings (also grouped by kind)."""
     tasks: dict[str, Any] = {}
     for task in report.tasks:
         tasks[task] = {}
@@ -44,7 +96,12 @@ def report_json(report: Report) -> dict[str, Any]:
             }
     return {
         "models": [{"label": row.label, "model": row.model, "model_args": row.model_args} for row in report.rows],
+        "summary": [{"task": task, "metric": name} for task, name in summary_columns(report)],
         "tasks": tasks,
         "lm_eval_tasks": [task for task in report.tasks if is_lm_eval_task(task)],
+        "paired": _paired(report),
         "warnings": [asdict(finding) for finding in report.warnings],
+        "warnings_by_kind": {
+            group.kind: {"meaning": group.meaning, "tasks": group.tasks} for group in group_warnings(report.warnings)
+        },
     }

@@ -1,57 +1,34 @@
-"""The report as tables and markdown: one table per task or group, a legend, warnings and a provenance table."""
+"""The report as markdown, leading with the answer: summary, grouped warnings, paired comparisons, then per task
+its tables and warnings, and the provenance of every number."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from lm_eval_stereo.report import capability_tables as capability
-from lm_eval_stereo.report.formatting import format_estimate, format_value, metric_header
-from lm_eval_stereo.report.model import COUNT_METRICS, SHARE_METRICS, Report
-
-
-@dataclass(frozen=True)
-class Table:
-    """A task's comparison table: headers and one row of cell texts per model."""
-
-    task: str
-    headers: list[str]
-    rows: list[list[str]]
-    numeric: bool = True  # numbers after the first column (right-aligned)
-
-
-def task_table(report: Report, task: str) -> Table:
-    """One row per model: its headline metrics with CIs, then items and the bookkeeping counts."""
-    cells = report.task_cells(task)
-    headlines = list(dict.fromkeys(name for cell in cells for name in cell.headlines))
-    counts = [name for name in (*COUNT_METRICS, *SHARE_METRICS) if any(name in cell.counts for cell in cells)]
-    headers = ["model", *map(metric_header, headlines), "items", *map(metric_header, counts)]
-    rows = []
-    for cell in cells:
-        items = cell.items
-        shown_items = "" if items is None else f"{items[0]}" + (f" of {items[1]}" if items[0] < items[1] else "")
-        row = [cell.row.label]
-        row += [format_estimate(name, cell.estimate(name)) if name in cell.values else "" for name in headlines]
-        row += [shown_items, *(format_value(cell.counts[name]) if name in cell.counts else "" for name in counts)]
-        rows.append(row)
-    return Table(task, headers, rows)
-
-
-def task_note(report: Report, task: str) -> str:
-    """What a group row means (empty for a task)."""
-    members = next((cell.members for cell in report.task_cells(task) if cell.members), ())
-    if not members:
-        return ""
-    return (
-        f"Group of {', '.join(members)}: metrics are lm_eval's means over the members (no CI); "
-        "items and counts are totals over the members, shares are those of the pooled items."
-    )
-
+from lm_eval_stereo.report.checks import group_warnings
+from lm_eval_stereo.report.model import Report
+from lm_eval_stereo.report.tables import (
+    LANGUAGE_LEGEND,
+    PAIRED_LEGEND,
+    Table,
+    language_comparison_tables,
+    model_comparison_tables,
+    model_letters,
+    provenance_tables,
+    split,
+    summary_tables,
+    task_note,
+    task_tables,
+)
 
 LEGEND = (
     "Values with 95% bootstrap CI in brackets (± lm_eval's stderr where the run has one). "
     "↑/↓: higher/lower is better. Metrics whose ideal lies in the middle of their range are shown with "
     "(ideal x) and the signed distance Δ to it, never with an arrow. items: documents scored "
     '("of N" when fewer than the full set).'
+)
+SUMMARY_LEGEND = (
+    "One row per model, one column per benchmark headline: value [95% CI] and Δ to a middle ideal; "
+    ">B / <B: higher / lower than model B with a Holm-adjusted paired p < 0.05 (see the paired comparisons)."
 )
 
 
@@ -63,45 +40,32 @@ def _markdown_table(table: Table) -> list[str]:
     return lines
 
 
-PROVENANCE_HEADERS = [
-    "model",
-    "task",
-    "version",
-    "options",
-    "normalization",
-    "n-shot",
-    "limit",
-    "items",
-    "lm_eval",
-    "model and arguments",
-    "results file",
-]
+def _tables(tables: list[Table]) -> list[str]:
+    """Consecutive tables, a blank line between them."""
+    lines: list[str] = []
+    for table in tables:
+        lines += [*([""] if lines else []), *_markdown_table(table)]
+    return lines
 
 
-def provenance_table(report: Report) -> Table:
-    """Where each number came from, per model and task: version, options, normalisation, n-shot, limit, items,
-    lm_eval version, the model with its arguments and the results file."""
-    rows = []
-    for task in report.tasks:
-        for cell in report.task_cells(task):
-            run, items = cell.run, cell.items
-            normalization = cell.values.get("normalization")
-            rows.append(
-                [
-                    cell.row.label,
-                    task,
-                    run.version(task),
-                    ", ".join(f"{key}={value}" for key, value in run.options(task).items()),
-                    "" if normalization is None else str(normalization),
-                    str((run.data.get("n-shot") or {}).get(task, "")),
-                    run.limit or "",
-                    "" if items is None else f"{items[0]} of {items[1]}",
-                    str(run.data.get("lm_eval_version", "?")),
-                    run.identity,
-                    str(run.path),
-                ]
-            )
-    return Table("provenance", PROVENANCE_HEADERS, rows, numeric=False)
+def models_line(report: Report) -> str:
+    """Which letter names which model."""
+    return "Models: " + "; ".join(f"{letter} = {label}" for label, letter in model_letters(report).items()) + "."
+
+
+def paired_status(report: Report) -> list[str]:
+    """What the paired statistics rest on: the runs without per-item samples, the comparisons not made."""
+    paired = report.paired
+    if paired is None:
+        return ["Paired comparisons were not computed."]
+    lines = []
+    if paired.without_samples:
+        lines.append(
+            "No paired statistics for runs without per-item samples (rerun lm_eval with --log_samples): "
+            + "; ".join(paired.without_samples)
+        )
+    lines += [f"Not compared: {note}" for note in paired.notes]
+    return lines
 
 
 def capability_markdown(report: Report, summary: bool) -> list[str]:
@@ -109,39 +73,58 @@ def capability_markdown(report: Report, summary: bool) -> list[str]:
     if summary:
         table = capability.summary_table(report)
         return [] if table is None else ["", "## Bias next to capability", "", capability.SUMMARY_INTRO, "",
-                                         *_markdown_table(Table("summary", *table))]  # fmt: skip
+                                         *_tables(split(Table("summary", *table)))]  # fmt: skip
     tasks = capability.lm_eval_tasks(report)
     lines = ["", "## lm_eval's own tasks", "", capability.CAPABILITY_INTRO] if tasks else []
     for task in tasks:
         lines += ["", f"### {task}", ""]
         if note := capability.capability_note(report, task):
             lines += [note, ""]
-        lines += _markdown_table(Table(task, *capability.capability_table(report, task)))
+        lines += _tables(split(Table(task, *capability.capability_table(report, task))))
         findings = [finding for finding in report.warnings if finding.task == task]
         lines += ["", *(f"- ⚠ {f.model}: {f.kind}: {f.message}" for f in findings)] if findings else []
     return lines
 
 
 def render_markdown(report: Report) -> str:
-    """The comparison as markdown: legend, file warnings, one table per task with its warnings, provenance."""
+    """The comparison as markdown (see the module docstring)."""
     lines = [
         "# Bias report",
         "",
         f"{len(report.rows)} model(s), {len(report.tasks)} task(s) and group(s), {len(report.runs)} results file(s).",
-        LEGEND,
+        "",
+        "## Summary",
+        "",
+        SUMMARY_LEGEND,
+        models_line(report),
+        "",
+        *_tables(summary_tables(report)),
     ]
-    file_warnings = [finding for finding in report.warnings if not finding.task]
-    if file_warnings:
-        lines += ["", *(f"- ⚠ {finding.message}" for finding in file_warnings)]
+    status = paired_status(report)
+    if status:
+        lines += ["", *(f"- {line}" for line in status)]
+    groups = group_warnings(report.warnings)
+    if groups:
+        lines += ["", "## Warnings", "", *(f"- ⚠ {group.line()}" for group in groups)]
+    for title, legend, tables in (
+        ("Model vs model (paired)", PAIRED_LEGEND, model_comparison_tables(report)),
+        ("Language vs language (paired)", LANGUAGE_LEGEND, language_comparison_tables(report)),
+    ):
+        if tables:
+            lines += ["", f"## {title}", "", legend, "", *_tables(tables)]
     lines += capability_markdown(report, summary=True)
+    lines += ["", "## Details", "", LEGEND]
     for task in capability.bias_tasks(report):
         lines += ["", f"## {task}", ""]
         if note := task_note(report, task):
             lines += [note, ""]
-        lines += _markdown_table(task_table(report, task))
+        lines += _tables(task_tables(report, task))
         findings = [finding for finding in report.warnings if finding.task == task]
         if findings:
             lines += ["", *(f"- ⚠ {f.model}: {f.kind}: {f.message}" for f in findings)]
     lines += capability_markdown(report, summary=False)
-    lines += ["", "## Provenance", "", *_markdown_table(provenance_table(report))]
+    file_warnings = [finding for finding in report.warnings if not finding.task]
+    if file_warnings:
+        lines += ["", *(f"- ⚠ {finding.message}" for finding in file_warnings)]
+    lines += ["", "## Provenance", "", *_tables(provenance_tables(report))]
     return "\n".join(lines)

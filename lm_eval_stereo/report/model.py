@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lm_eval_stereo.report.capability import capability_ideal, capability_metrics, is_lm_eval_task
 from lm_eval_stereo.report.ideals import Ideal, declared, ideal_for
 from lm_eval_stereo.report.runs import Finding, Run, is_number
+
+if TYPE_CHECKING:
+    from lm_eval_stereo.report.paired import Paired
 
 #: bookkeeping counts, summed over the members of a group
 COUNT_METRICS = (
@@ -141,6 +144,8 @@ class Report:
     cells: dict[tuple[str, str], Cell]
     runs: list[Run]
     warnings: list[Finding]
+    #: paired comparisons (:mod:`lm_eval_stereo.report.comparisons`), None when not computed
+    paired: Paired | None = None
 
     def cell(self, task: str, row: Row) -> Cell | None:
         return self.cells.get((task, row.key))

@@ -1,0 +1,184 @@
+"""The report's paired comparisons: model against model on the same items, language against language within a model.
+
+Per-item data comes from ``lm_eval --log_samples``: ``samples_<task>_<timestamp>.jsonl`` beside
+``results_<timestamp>.json``; a plugin task logs its whole item under its first metric. Items are matched by their
+key (model against model) or by their parallel id across the language tasks of one benchmark family
+(``<family>_<xx>`` with a two-letter language code; the id is the key without its ``<xx>/`` prefix: StereoSet ids,
+GEST sentence ids, S_JSD pair ids). Each headline metric that a benchmark's resampling statistic computes is compared
+by :mod:`lm_eval_stereo.report.paired`; Holm's correction runs over all model comparisons shown, and separately over
+all language comparisons shown.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from lm_eval_stereo.core.bootstrap import DEFAULT_ITERS, DEFAULT_SEED
+from lm_eval_stereo.core.metrics import MetricSet
+from lm_eval_stereo.report.metric_sets import interval_metrics, metric_set_for
+from lm_eval_stereo.report.model import Cell, Report
+from lm_eval_stereo.report.paired import (
+    PERMUTATIONS,
+    Comparison,
+    NotComparable,
+    Paired,
+    PairedResult,
+    align,
+    compare,
+    with_holm,
+)
+from lm_eval_stereo.report.runs import Run
+
+_LANGUAGE_TASK = re.compile(r"^(?P<family>.+)_(?P<lang>[a-z]{2})$")
+Items = dict[str, dict[str, Any]]
+
+
+def samples_path(run: Run, task: str) -> Path:
+    """Where lm_eval's ``--log_samples`` put the samples of ``task`` for this results file."""
+    stamp = run.path.stem.removeprefix("results_")
+    return run.path.parent / f"samples_{task}_{stamp}.jsonl"
+
+
+def load_items(path: Path) -> Items | None:
+    """The plugin items of a samples file by key (None when its samples carry no item: not a plugin task).
+
+    Raises ValueError naming the file and line when a line is not JSON or an item has no key.
+    """
+    items: Items = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            sample = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{number}: not a JSON line ({exc})") from exc
+        names = sample.get("metrics") or []
+        item = sample.get(names[0]) if names else None
+        if not isinstance(item, dict):
+            return None
+        key = item.get("key", item.get("id"))
+        if key is None:
+            raise ValueError(f"{path}:{number}: the item under {names[0]!r} has no 'key' or 'id'")
+        items[str(key)] = item
+    return items
+
+
+class _Source:
+    """Items and metric sets of the report's cells, each read once."""
+
+    def __init__(self, paired: Paired) -> None:
+        self.paired = paired
+        self._items: dict[tuple[Path, str], Items | None] = {}
+        self._missing: set[Path] = set()
+
+    def items(self, cell: Cell) -> Items | None:
+        key = (cell.run.path, cell.task)
+        if key not in self._items:
+            path = samples_path(cell.run, cell.task)
+            items = None
+            if not path.is_file():
+                if interval_metrics(cell.values) and cell.run.path not in self._missing:
+                    self._missing.add(cell.run.path)
+                    self.paired.without_samples.append(f"{cell.row.label} ({cell.run.path})")
+            else:
+                try:
+                    items = load_items(path)
+                except (OSError, UnicodeDecodeError, ValueError) as exc:
+                    self.paired.notes.append(f"{exc} (no paired statistics for {cell.row.label} on {cell.task})")
+            self._items[key] = items
+        return self._items[key]
+
+    def metric_set(self, cell: Cell) -> MetricSet | None:
+        items = self.items(cell)
+        return metric_set_for(cell.task, cell.values, list(items.values())[:1] if items else None)
+
+
+def _compare(
+    metric_set: MetricSet, names: list[str], items_a: Items, items_b: Items, what: str, paired: Paired
+) -> tuple[list[Comparison], int]:
+    comparisons: list[Comparison] = []
+    left_out = 0
+    for resampling in metric_set.resampling:
+        try:
+            aligned = align(items_a, items_b, resampling)
+        except NotComparable as exc:
+            paired.notes.append(f"{what}: {exc}")
+            continue
+        left_out = max(left_out, aligned.left_out)
+        comparisons += compare(
+            aligned, resampling, names, iters=paired.iters, seed=paired.seed, permutations=paired.permutations
+        )
+    order = {name: index for index, name in enumerate(names)}
+    return sorted(comparisons, key=lambda comparison: order[comparison.metric]), left_out
+
+
+def _parallel(items: Items, lang: str) -> Items:
+    """Items by parallel id: the key without the language's ``<lang>/`` prefix."""
+    return {key.removeprefix(f"{lang}/"): item for key, item in items.items()}
+
+
+def paired_comparisons(
+    report: Report, *, iters: int = DEFAULT_ITERS, seed: int = DEFAULT_SEED, permutations: int = PERMUTATIONS
+) -> Paired:
+    """Model against model on every task, language against language within every model (see the module docstring)."""
+    paired = Paired(permutations=permutations, iters=iters, seed=seed)
+    source = _Source(paired)
+    leaves = [task for task in report.tasks if not any(cell.members for cell in report.task_cells(task))]
+    for task in leaves:
+        cells = [cell for cell in report.task_cells(task) if source.items(cell)]
+        for cell_a, cell_b in combinations(cells, 2):
+            metric_set = source.metric_set(cell_a)
+            if metric_set is None:
+                continue
+            names = [name for name in cell_a.headlines if name in cell_b.headlines]
+            what = f"{task}: {cell_a.row.label} vs {cell_b.row.label}"
+            found, left_out = _compare(metric_set, names, source.items(cell_a), source.items(cell_b), what, paired)
+            if found:
+                paired.models.append(PairedResult(task, "", cell_a.row.label, cell_b.row.label, tuple(found), left_out))
+    for row in report.rows:
+        families: dict[str, list[tuple[str, Cell]]] = {}
+        for task in leaves:
+            cell, match = report.cell(task, row), _LANGUAGE_TASK.match(task)
+            if cell is not None and match and source.items(cell):
+                families.setdefault(match["family"], []).append((match["lang"], cell))
+        for family, members in families.items():
+            unparallel = []
+            for (lang_a, cell_a), (lang_b, cell_b) in combinations(members, 2):
+                metric_set = source.metric_set(cell_a)
+                if metric_set is None:
+                    continue
+                names = [name for name in cell_a.headlines if name in cell_b.headlines]
+                items_a, items_b = _parallel(source.items(cell_a), lang_a), _parallel(source.items(cell_b), lang_b)
+                what = f"{row.label}: {cell_a.task} vs {cell_b.task}"
+                if not set(items_a) & set(items_b):
+                    unparallel.append(f"{lang_a}-{lang_b}")
+                    continue
+                found, left_out = _compare(metric_set, names, items_a, items_b, what, paired)
+                if found:
+                    paired.languages.append(
+                        PairedResult(family, row.label, cell_a.task, cell_b.task, tuple(found), left_out)
+                    )
+            if unparallel:
+                paired.notes.append(
+                    f"{row.label}: {family}_<lang> tasks share no item ids ({', '.join(unparallel)}): not translations "
+                    "of the same items, no language comparison"
+                )
+    paired.models = _holm(paired.models)
+    paired.languages = _holm(paired.languages)
+    return paired
+
+
+def _holm(results: list[PairedResult]) -> list[PairedResult]:
+    """The results with Holm-adjusted p-values over all their comparisons."""
+    flat = with_holm([comparison for result in results for comparison in result.comparisons])
+    adjusted, start = [], 0
+    for result in results:
+        end = start + len(result.comparisons)
+        adjusted.append(replace(result, comparisons=tuple(flat[start:end])))
+        start = end
+    return adjusted

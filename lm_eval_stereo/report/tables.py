@@ -1,0 +1,265 @@
+"""The report's tables, shared by the markdown and the HTML page, none wider than :data:`MAX_COLUMNS`.
+
+- the summary: one row per model, one column per benchmark headline (a task's headline metrics that no benchmark
+  declares a ``detail`` view), each value with its 95% CI, its distance Δ to a middle ideal and the models it differs
+  from significantly (``>B``: higher than model B, ``<B``: lower; Holm-adjusted paired p < 0.05);
+- per task: its headline metrics (views included) and bookkeeping counts, one row per model;
+- the paired comparisons: model against model, language against language within a model;
+- the provenance of every number.
+
+A table with more columns is split into consecutive tables that repeat the first (row label) column.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lm_eval_stereo.report.formatting import format_estimate, format_value, metric_header
+from lm_eval_stereo.report.ideals import is_detail
+from lm_eval_stereo.report.model import COUNT_METRICS, SHARE_METRICS, Report, Row
+from lm_eval_stereo.report.paired import ALPHA, MCNEMAR, STOP_AFTER, Comparison, PairedResult
+
+#: the most columns a table has (the row label included), so that a page fits a laptop screen
+MAX_COLUMNS = 8
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table: title, headers and one row of cell texts per row."""
+
+    task: str
+    headers: list[str]
+    rows: list[list[str]]
+    numeric: bool = True  # numbers after the first column (right-aligned)
+
+
+def split(table: Table, max_columns: int = MAX_COLUMNS, keep: int = 1, groups: list[str] | None = None) -> list[Table]:
+    """The table as consecutive tables of at most ``max_columns`` columns, each repeating the first ``keep``.
+
+    ``groups`` names a group per column after the first ``keep`` (e.g. the task of a summary column): a group is kept
+    in one table where it fits, tables being filled greedily in column order."""
+    width = max_columns - keep
+    labels = groups or [str(i) for i in range(len(table.headers) - keep)]
+    chunks: list[list[int]] = [[]]
+    for label in dict.fromkeys(labels):
+        members = [keep + i for i, other in enumerate(labels) if other == label]
+        for column in members:
+            whole_group_fits = len(chunks[-1]) + len(members) <= width or len(members) > width
+            if len(chunks[-1]) == width or (column == members[0] and chunks[-1] and not whole_group_fits):
+                chunks.append([])
+            chunks[-1].append(column)
+    parts = []
+    for chunk in chunks:
+        columns = list(range(keep)) + chunk
+        headers = [table.headers[i] for i in columns]
+        parts.append(Table(table.task, headers, [[row[i] for i in columns] for row in table.rows], table.numeric))
+    return parts
+
+
+def model_letters(report: Report) -> dict[str, str]:
+    """A short name per model row (A, B, ..., Z, AA, ...) for the significance markers and the paired tables."""
+    letters = {}
+    for index, row in enumerate(report.rows):
+        name, rest = "", index
+        while True:
+            name = string.ascii_uppercase[rest % 26] + name
+            rest = rest // 26 - 1
+            if rest < 0:
+                break
+        letters[row.label] = name
+    return letters
+
+
+def leaf_tasks(report: Report) -> list[str]:
+    """The tasks of the report that are not groups."""
+    return [task for task in report.tasks if not any(cell.members for cell in report.task_cells(task))]
+
+
+def summary_columns(report: Report) -> list[tuple[str, str]]:
+    """(task, metric) of every benchmark headline: each task's headline metrics except declared detail views."""
+    columns = []
+    for task in leaf_tasks(report):
+        names = dict.fromkeys(name for cell in report.task_cells(task) for name in cell.headlines)
+        columns += [(task, name) for name in names if not is_detail(name)]
+    return columns
+
+
+def _markers(report: Report, row: Row, task: str, metric: str, letters: dict[str, str]) -> str:
+    if report.paired is None:
+        return ""
+    found = report.paired.significant(task, metric, row.label)
+    return " ".join(f"{'>' if c.difference > 0 else '<'}{letters[other]}" for other, c in found)
+
+
+def summary_tables(report: Report) -> list[Table]:
+    """One row per model, one column per benchmark headline, split to :data:`MAX_COLUMNS`."""
+    columns = summary_columns(report)
+    letters = model_letters(report)
+    headers = ["model", *(f"{task} {metric_header(name)}" for task, name in columns)]
+    rows = []
+    for row in report.rows:
+        texts = [row.label]
+        for task, name in columns:
+            cell = report.cell(task, row)
+            if cell is None or name not in cell.values:
+                texts.append("")
+                continue
+            text = format_estimate(name, cell.estimate(name), stderr=False)
+            markers = _markers(report, row, task, name, letters)
+            texts.append(f"{text} {markers}".rstrip())
+        rows.append(texts)
+    return split(Table("summary", headers, rows), groups=[task for task, _ in columns])
+
+
+def task_tables(report: Report, task: str) -> list[Table]:
+    """One row per model: its headline metrics with CIs, then items and the bookkeeping counts (split)."""
+    cells = report.task_cells(task)
+    headlines = list(dict.fromkeys(name for cell in cells for name in cell.headlines))
+    counts = [name for name in (*COUNT_METRICS, *SHARE_METRICS) if any(name in cell.counts for cell in cells)]
+    headers = ["model", *map(metric_header, headlines), "items", *map(metric_header, counts)]
+    rows = []
+    for cell in cells:
+        items = cell.items
+        shown_items = "" if items is None else f"{items[0]}" + (f" of {items[1]}" if items[0] < items[1] else "")
+        row = [cell.row.label]
+        row += [format_estimate(name, cell.estimate(name)) if name in cell.values else "" for name in headlines]
+        row += [shown_items, *(format_value(cell.counts[name]) if name in cell.counts else "" for name in counts)]
+        rows.append(row)
+    return split(Table(task, headers, rows))
+
+
+def task_note(report: Report, task: str) -> str:
+    """What a group row means (empty for a task)."""
+    members = next((cell.members for cell in report.task_cells(task) if cell.members), ())
+    if not members:
+        return ""
+    return (
+        f"Group of {', '.join(members)}: metrics are lm_eval's means over the members (no CI); "
+        "items and counts are totals over the members, shares are those of the pooled items."
+    )
+
+
+def format_p(p: float) -> str:
+    """A p-value: three significant digits, ``< 1e-4`` below that."""
+    if math.isnan(p):
+        return "nan"
+    return "< 0.0001" if p < 1e-4 else f"{p:.3g}"
+
+
+def _statistics(comparison: Comparison) -> list[str]:
+    """Difference with its CI (``*`` when significant after Holm), p and Holm's p."""
+    bounds = f"[{format_value(comparison.low)}, {format_value(comparison.high)}]"
+    difference = f"{format_value(comparison.difference, '+')} {bounds}" + (" *" if comparison.significant else "")
+    return [difference, format_p(comparison.p), format_p(comparison.p_holm)]
+
+
+def _test(comparison: Comparison) -> str:
+    if comparison.test == MCNEMAR and comparison.discordant is not None:
+        return f"{MCNEMAR} ({comparison.discordant[0]}/{comparison.discordant[1]} discordant)"
+    return f"{comparison.test} ({comparison.permutations})"
+
+
+PAIRED_LEGEND = (
+    "Paired comparisons on the items both runs scored: difference A − B with its 95% paired bootstrap CI "
+    "(the same resampled items for both, seeded, within the metric's strata where its own bootstrap has them); "
+    "p from an exact McNemar test where the metric is the mean of a 0/1 item score (discordant items high in A only / "
+    "in B only), else from a paired sign-flip permutation test (permutations used in brackets; it stops once "
+    f"{STOP_AFTER} permutations reach the observed difference); p Holm: Holm-adjusted over all comparisons of the table; "
+    f"* marks p Holm < {ALPHA:g}."
+)
+
+
+LANGUAGE_LEGEND = (
+    "One model on the translations of the same items (parallel ids: StereoSet ids, GEST sentence ids, S_JSD pair "
+    "ids), A − B = first language minus second: paired bootstrap CI, exact McNemar or sign-flip permutation p and "
+    "Holm over all language comparisons, as for the models; the McNemar counts are the items whose judgement flips "
+    "between the two languages (listed by --json)."
+)
+
+
+def _items(comparison: Comparison, result: PairedResult) -> str:
+    return f"{comparison.n}" + (f" ({result.left_out} unscored in one run left out)" if result.left_out else "")
+
+
+def _language(task: str) -> str:
+    return task.rsplit("_", 1)[-1]
+
+
+def _comparison_table(
+    title: str,
+    headers: list[str],
+    results: list[PairedResult],
+    lead: Callable[[PairedResult, Comparison], list[str]],
+    tail: Callable[[PairedResult, Comparison], list[str]],
+) -> list[Table]:
+    """One row per comparison: the ``lead`` cells, difference [CI], p, Holm's p, the ``tail`` cells."""
+    rows = [[*lead(r, c), *_statistics(c), *tail(r, c)] for r in results for c in r.comparisons]
+    return [Table(title, headers, rows, numeric=False)] if rows else []
+
+
+def model_comparison_tables(report: Report) -> list[Table]:
+    """Model against model: one row per task, metric and pair of models."""
+    letters = model_letters(report)
+    return _comparison_table(
+        "model vs model",
+        ["task", "metric", "A − B", "difference [95% CI]", "p", "p Holm", "test", "items"],
+        report.paired.models if report.paired else [],
+        lambda r, c: [r.task, c.metric, f"{letters[r.a]} − {letters[r.b]}"],
+        lambda r, c: [_test(c), _items(c, r)],
+    )
+
+
+def language_comparison_tables(report: Report) -> list[Table]:
+    """Language against language within a model: one row per model, benchmark, metric and pair of languages."""
+    letters = model_letters(report)
+    return _comparison_table(
+        "language vs language",
+        ["model", "benchmark", "metric", "A − B", "difference [95% CI]", "p", "p Holm", "test (flips); items"],
+        report.paired.languages if report.paired else [],
+        lambda r, c: [letters[r.model], r.task, c.metric, f"{_language(r.a)} − {_language(r.b)}"],
+        lambda r, c: [f"{_test(c)}; {_items(c, r)} items"],
+    )
+
+
+PROVENANCE_HEADERS = [
+    "model",
+    "task",
+    "version",
+    "options",
+    "normalization",
+    "n-shot",
+    "limit",
+    "items",
+    "lm_eval",
+    "model and arguments",
+    "results file",
+]
+
+
+def provenance_tables(report: Report) -> list[Table]:
+    """Where each number came from, per model and task: version, options, normalisation, n-shot, limit, items,
+    lm_eval version, the model with its arguments and the results file (split, model and task repeated)."""
+    rows = []
+    for task in report.tasks:
+        for cell in report.task_cells(task):
+            run, items = cell.run, cell.items
+            normalization = cell.values.get("normalization")
+            rows.append(
+                [
+                    cell.row.label,
+                    task,
+                    run.version(task),
+                    ", ".join(f"{key}={value}" for key, value in run.options(task).items()),
+                    "" if normalization is None else str(normalization),
+                    str((run.data.get("n-shot") or {}).get(task, "")),
+                    run.limit or "",
+                    "" if items is None else f"{items[0]} of {items[1]}",
+                    str(run.data.get("lm_eval_version", "?")),
+                    run.identity,
+                    str(run.path),
+                ]
+            )
+    return split(Table("provenance", PROVENANCE_HEADERS, rows, numeric=False), keep=2)
