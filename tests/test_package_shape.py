@@ -96,7 +96,7 @@ def test_unknown_key_lists_the_accepted_ones_and_suggests_the_near_miss() -> Non
     assert "this task accepts: normalization (default 'token')" in message
     del given["normalisation"]
     parsed = options.parse("stereoset_multi_en", OPTIONS, {**given, "normalization": "BYTE"})
-    assert parsed == {"normalization": "byte", "intrasentence_scoring": "reference"}
+    assert parsed == {"normalization": "byte", "intrasentence_scoring": "reference", "intrasentence_start": "reference"}
 
 
 def test_unknown_metadata_key_stops_lm_eval_with_the_option_list(tiny_causal: Path, tmp_path: Path) -> None:
