@@ -257,15 +257,39 @@ def short_texts(result_dict: dict, column: str) -> dict:
     return {**result_dict, column: shortened}
 
 
+#: ``LM_EVAL_STEREO_TABLE=full`` prints every metric of the plugin's tasks in lm_eval's console table
+FULL_TABLE_VARIABLE = "LM_EVAL_STEREO_TABLE"
+
+
+def compact(result_dict: dict, column: str) -> dict:
+    """``result_dict`` with the plugin's tasks and groups of ``column`` reduced to their console-table metrics
+    (:func:`lm_eval_stereo.core.metrics.table_metrics`: headlines with their stderr, qualifying counts); lm_eval's own
+    tasks, and everything under ``LM_EVAL_STEREO_TABLE=full``, unchanged (a copy; the results file keeps all)."""
+    if os.environ.get(FULL_TABLE_VARIABLE, "").strip().lower() == "full":
+        return result_dict
+    from lm_eval_stereo.core.metrics import table_metrics
+
+    reduced = {}
+    for task, metrics in result_dict.get(column, {}).items():
+        names = table_metrics(task)
+        if names is not None:
+            keep = {*names, *(f"{name}_stderr" for name in names)}
+            metrics = {key: value for key, value in metrics.items() if "," not in key or key.split(",")[0] in keep}
+        reduced[task] = metrics
+    return {**result_dict, column: reduced}
+
+
 def patch_make_table(module: ModuleType) -> None:
-    """Keep lm_eval's console table readable: long text metrics are shortened there (:func:`short_texts`)."""
+    """Keep lm_eval's console table readable: the plugin's tasks show their headlines and qualifying counts
+    (:func:`compact`), long text metrics are shortened (:func:`short_texts`)."""
     original = module.make_table
     if getattr(original, "_lm_eval_stereo", False):
         return
 
     @functools.wraps(original)
     def make_table(result_dict: dict, column: str = "results", sort_results: bool = False) -> str:
-        return original(short_texts(result_dict, column), column=column, sort_results=sort_results)
+        shown = short_texts(compact(result_dict, column), column)
+        return original(shown, column=column, sort_results=sort_results)
 
     make_table._lm_eval_stereo = True  # type: ignore[attr-defined]
     module.make_table = make_table
@@ -363,7 +387,7 @@ def patch_cli(module: ModuleType) -> None:
 
 _HOOKS = {
     "lm_eval.evaluator_utils": ("report its bootstrap standard errors", patch_stderr),
-    "lm_eval.utils": ("shorten long text metrics in the console table", patch_make_table),
+    "lm_eval.utils": ("compact the console table of the plugin's tasks", patch_make_table),
     "lm_eval": ("start", check_lm_eval_version),
     "lm_eval.models.huggingface": ("explain models the hf backend cannot score", patch_hf_causal_lm),
     "lm_eval.api.model": ("give models a clear error for masked-LM requests", patch_language_model),

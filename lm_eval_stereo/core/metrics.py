@@ -81,6 +81,17 @@ def info(name: str, description: str = "", ci: bool = False) -> Metric:
 
 Items = list[dict[str, Any]]
 
+#: bookkeeping counts that qualify a headline, shown beside it in lm_eval's console table when a task declares them
+QUALIFYING_COUNTS = (
+    "count", "pairs", "n_generations", "unscored", "undetermined", "empty", "unclassified_share", "ties",
+    "boundary_mismatches", "nan_pairs", "roundtrip_mismatches", "unscorable_tokens", "undetected", "detection_yield",
+    "unmatched", "scored_cells", "fit_converged",
+)  # fmt: skip
+#: at most this many metrics of a task in lm_eval's console table (the results file keeps every one)
+TABLE_ROWS = 8
+#: the console-table metrics of every metric set built in this process, by label (see :func:`table_metrics`)
+_TABLES: dict[str, tuple[str, ...]] = {}
+
 
 def _items_themselves(items: Items) -> Items:
     return items
@@ -115,6 +126,18 @@ class MetricSet:
             raise ValueError(f"{self.label}: metrics declared twice: {', '.join(duplicated)}")
         if any(m.ci for m in self.metrics) and not self.resampling:
             raise ValueError(f"{self.label}: metrics with ci=True need a Resampling")
+        _TABLES[self.label] = self.table
+
+    @property
+    def table(self) -> tuple[str, ...]:
+        """The metrics lm_eval's console table shows (at most :data:`TABLE_ROWS`): the headlines (metrics with a CI
+        that are not a detail view; without any, the directed or ideal ones), then the declared
+        :data:`QUALIFYING_COUNTS`."""
+        headlines = [m.name for m in self.metrics if m.ci and not m.detail] or [
+            m.name for m in self.metrics if m.direction in ("higher", "lower", "ideal") and not m.detail
+        ]
+        declared = {m.name for m in self.metrics}
+        return tuple([*headlines, *(name for name in QUALIFYING_COUNTS if name in declared)][:TABLE_ROWS])
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -160,6 +183,17 @@ class MetricSet:
         if missing:
             raise RuntimeError(f"{self.label}: summarize did not compute {', '.join(missing)}")
         return values
+
+
+def table_metrics(task: str) -> tuple[str, ...] | None:
+    """The console-table metrics of a plugin task or group: those of the metric set with the longest label the name
+    starts with (``stereoset_multi_de`` → ``stereoset_multi``), or for a group the union over the sets whose labels
+    start with its name (``gest`` → ``gest_en``, ...); None when no metric set of this process matches."""
+    prefixes = [label for label in _TABLES if task == label or task.startswith(f"{label}_")]
+    if prefixes:
+        return _TABLES[max(prefixes, key=len)]
+    members = [names for label, names in _TABLES.items() if label.startswith(f"{task}_")]
+    return tuple(dict.fromkeys(name for names in members for name in names))[:TABLE_ROWS] if members else None
 
 
 def nan_for(names: Iterable[str]) -> dict[str, float]:
