@@ -113,7 +113,7 @@ def _limit_warnings(cell: Cell) -> list[tuple[str, str]]:
     limit = cell.run.limit
     items = cell.items
     partial = items is not None and items[0] < items[1]
-    if limit is None and not partial:
+    if not partial and (limit is None or items is not None):  # a --limit above the task's size scored all of it
         return []
     scored = f"{items[0]} of {items[1]} items" if items else "part of the items"
     option = f" (--limit {limit})" if limit is not None else ""
