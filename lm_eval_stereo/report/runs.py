@@ -17,6 +17,11 @@ from typing import Any
 _METADATA_NOISE = ("version", "config_source")
 
 
+#: backends that compute another backend's numbers: ``hf-prefix`` gives ``hf``'s log-likelihoods (tested within 1e-4),
+#: so its scoring runs and ``hf``'s generative runs of the same model are one row of the report
+SAME_NUMBERS = {"hf-prefix": "hf"}
+
+
 class ReportError(Exception):
     """A results file or path the report cannot use; the message names it."""
 
@@ -78,9 +83,10 @@ class Run:
 
     @property
     def identity(self) -> str:
-        """The model that was evaluated: ``config.model`` and every ``config.model_args`` entry, sorted."""
+        """The model that was evaluated: ``config.model`` (a backend that computes another's numbers, see
+        :data:`SAME_NUMBERS`, under that one's name) and every ``config.model_args`` entry, sorted."""
         args = ",".join(f"{key}={value}" for key, value in sorted(self.model_args.items()))
-        return f"{self.model} {args}".strip()
+        return f"{SAME_NUMBERS.get(self.model, self.model)} {args}".strip()
 
     @property
     def date(self) -> float:
