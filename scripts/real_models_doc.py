@@ -31,9 +31,11 @@ def copy_results(runs: list[Path], target: Path) -> None:
     if target.exists():
         shutil.rmtree(target)
     for run in runs:
-        for results in sorted(run.glob("*/*/*/results_*.json")):
-            model, backend = results.parts[-4], results.parts[-3]
+        for results in sorted(run.rglob("results_*.json")):  # lm_eval's model folder may be hidden (".cache__...")
+            model, backend = results.relative_to(run).parts[:2]
             destination = target / run.name / model / backend / results.name
+            if destination.exists():
+                raise SystemExit(f"two results files named {results.name} for {model}/{backend}")
             destination.parent.mkdir(parents=True, exist_ok=True)
             destination.write_text(relative_paths(results.read_text(encoding="utf-8")), encoding="utf-8")
 
