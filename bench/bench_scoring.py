@@ -111,43 +111,50 @@ def same_float(a: float, b: float) -> bool:
 
 
 def run(quick: bool = False) -> dict:
+    """The random GPT-2-shape model (the shape of the first rows of this benchmark)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = build_causal_lm(Path(tmp) / "model", seed=0, shape="bench")
+        return measure(path, "Random GPT-2-style model", "", quick)
+
+
+def measure(path: Path, description: str, title: str, quick: bool = False) -> dict:
+    """The comparison for the model folder at ``path`` (``description`` names it in the text, ``title`` in the
+    heading)."""
     import lm_eval
     from lm_eval.models.huggingface import HFLM
     from lm_eval.tasks import TaskManager
 
     limit = 0.0005 if quick else 0.005
     load_before = os.getloadavg()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = build_causal_lm(Path(tmp) / "model", seed=0, shape="bench")
-        hf = HFLM(pretrained=str(path), device="cpu", batch_size=BATCH_SIZE, dtype="float32")
-        prefix = HFPrefixLM(pretrained=hf.model, tokenizer=hf.tokenizer, device="cpu", batch_size=BATCH_SIZE)
-        params = sum(p.numel() for p in hf.model.parameters())
-        counter = PositionCounter(hf.model)
-        manager = TaskManager(include_defaults=False, metadata={"pretrained": str(path)})
-        scoring = {"hf": [0.0], "hf-prefix": [0.0]}
-        requests = {name: recorded_requests(lm, scoring[name]) for name, lm in (("hf", hf), ("hf-prefix", prefix))}
-        models = {"hf": hf, "hf-prefix": prefix}
-        keys = ("hf", "hf-prefix", "bare hf", "bare hf-prefix", "scoring hf", "scoring hf-prefix")
-        times: dict[str, list[float]] = {key: [] for key in keys}
-        positions: dict[str, int] = {}
-        outputs: dict[str, dict] = {}
-        for repetition in range(REPETITIONS + 1):
-            for name, lm in models.items():
-                counter.positions = 0
-                start = time.perf_counter()
-                outputs[name] = lm_eval.simple_evaluate(
-                    model=lm, tasks=TASKS, limit=limit, task_manager=manager, bootstrap_iters=0, log_samples=True
-                )
-                elapsed = time.perf_counter() - start
-                positions[name] = counter.positions
-                if repetition:
-                    times[name].append(elapsed)
-                    times[f"scoring {name}"].append(scoring[name][0])
-            bare = {"hf": hf_inputs(prefix, requests["hf"]), "hf-prefix": prefix_inputs(prefix, requests["hf-prefix"])}
-            for name, (inputs, _) in bare.items():
-                elapsed = bare_forward(hf.model, inputs)
-                if repetition:
-                    times[f"bare {name}"].append(elapsed)
+    hf = HFLM(pretrained=str(path), device="cpu", batch_size=BATCH_SIZE, dtype="float32")
+    prefix = HFPrefixLM(pretrained=hf.model, tokenizer=hf.tokenizer, device="cpu", batch_size=BATCH_SIZE)
+    params = sum(p.numel() for p in hf.model.parameters())
+    counter = PositionCounter(hf.model)
+    manager = TaskManager(include_defaults=False, metadata={"pretrained": str(path)})
+    scoring = {"hf": [0.0], "hf-prefix": [0.0]}
+    requests = {name: recorded_requests(lm, scoring[name]) for name, lm in (("hf", hf), ("hf-prefix", prefix))}
+    models = {"hf": hf, "hf-prefix": prefix}
+    keys = ("hf", "hf-prefix", "bare hf", "bare hf-prefix", "scoring hf", "scoring hf-prefix")
+    times: dict[str, list[float]] = {key: [] for key in keys}
+    positions: dict[str, int] = {}
+    outputs: dict[str, dict] = {}
+    for repetition in range(REPETITIONS + 1):
+        for name, lm in models.items():
+            counter.positions = 0
+            start = time.perf_counter()
+            outputs[name] = lm_eval.simple_evaluate(
+                model=lm, tasks=TASKS, limit=limit, task_manager=manager, bootstrap_iters=0, log_samples=True
+            )
+            elapsed = time.perf_counter() - start
+            positions[name] = counter.positions
+            if repetition:
+                times[name].append(elapsed)
+                times[f"scoring {name}"].append(scoring[name][0])
+        bare = {"hf": hf_inputs(prefix, requests["hf"]), "hf-prefix": prefix_inputs(prefix, requests["hf-prefix"])}
+        for name, (inputs, _) in bare.items():
+            elapsed = bare_forward(hf.model, inputs)
+            if repetition:
+                times[f"bare {name}"].append(elapsed)
     load_after = os.getloadavg()
     tokens = {name: bare[name][1] for name in models}
     expected, actual = per_request(outputs["hf"]), per_request(outputs["hf-prefix"])
@@ -171,11 +178,11 @@ def run(quick: bool = False) -> dict:
     extra = {name: spread([a - b for a, b in zip(times[name], times[f"bare {name}"])]) for name in models}
     met = lambda ok: "met" if ok else "NOT met"  # noqa: E731
     markdown = (
-        "## Log-likelihood scoring: hf-prefix vs hf, and end to end vs bare forward\n\n"
+        f"## Log-likelihood scoring{title}: hf-prefix vs hf, and end to end vs bare forward\n\n"
         f"Tasks {', '.join(TASKS)} with `--limit {limit}` (that fraction of every task: {sum(documents.values())} "
         f"documents, {len(expected)} requests: "
         + ", ".join(f"{task} {n}" for task, n in sorted(documents.items()))
-        + f"). Random GPT-2-style model, {params / 1e6:.1f}M parameters, float32, CPU, batch size {BATCH_SIZE} "
+        + f"). {description}, {params / 1e6:.1f}M parameters, float32, CPU, batch size {BATCH_SIZE} "
         f"(rows for hf-prefix). Median (min–max) of {REPETITIONS} runs after a warm-up; model loading excluded. "
         f"Load average (1, 5, 15 min) on {os.cpu_count()} cores: {', '.join(f'{x:.1f}' for x in load_before)} before, "
         f"{', '.join(f'{x:.1f}' for x in load_after)} after.\n\n"
