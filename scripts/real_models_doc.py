@@ -1,8 +1,9 @@
 """Write docs/REAL_MODELS.md from the runs of scripts/run_real_models.py.
 
-    python scripts/real_models_doc.py RUNS [RUNS...] --notes docs/real_models/notes.md --out docs
+    python scripts/real_models_doc.py RUNS [RUNS...] [--timed RUNS...] --notes docs/real_models/intro.md
 
-RUNS are the ``--out`` folders of ``scripts/run_real_models.py`` (each with its ``timings.json``). The script copies
+RUNS are the ``--out`` folders of ``scripts/run_real_models.py`` (each with its ``timings.json``) that the report
+covers; ``--timed`` ones (e.g. the same tasks on fewer documents with ``hf`` and ``hf-prefix``) only add wall times. The script copies
 every results file into ``docs/real_models/results/<run>/<model>/<backend>/`` with machine paths made relative to the
 repository (the samples stay behind: they are large), renders the report over the runs (with the samples, so the
 paired comparisons are there) into the markdown and ``docs/real_models/report/`` (HTML and figures), and tabulates the
@@ -25,6 +26,13 @@ REPO = Path(__file__).resolve().parents[1]
 def relative_paths(text: str) -> str:
     """Machine paths of a task YAML (``config_source``) as paths inside the repository."""
     return re.sub(r'"/[^"]*?/(lm_eval_stereo/tasks/[^"]+)"', r'"\1"', text)
+
+
+def machine_free(text: str, runs: list[Path]) -> str:
+    """``text`` with each run's folder written as its name (the report names every results file it read)."""
+    for run in runs:
+        text = text.replace(f"{run.resolve()}/", f"{run.name}/").replace(f"{run}/", f"{run.name}/")
+    return text
 
 
 def copy_results(runs: list[Path], target: Path) -> None:
@@ -61,7 +69,8 @@ def timing_table(runs: list[Path]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="+", type=Path)
+    parser.add_argument("runs", nargs="+", type=Path, help="runs reported (and timed)")
+    parser.add_argument("--timed", nargs="*", type=Path, default=[], help="runs only timed (e.g. hf vs hf-prefix)")
     parser.add_argument("--notes", type=Path, required=True)
     parser.add_argument("--out", type=Path, default=REPO / "docs")
     args = parser.parse_args(argv)
@@ -69,17 +78,20 @@ def main(argv: list[str] | None = None) -> int:
     from lm_eval_stereo.report.html import write_html
 
     folder = args.out / "real_models"
-    copy_results(args.runs, folder / "results")
+    copy_results([*args.runs, *args.timed], folder / "results")
     report = build_report([str(run) for run in args.runs])
-    write_html(report, folder / "report")
-    markdown = render_markdown(report).replace("# Bias report", "## The report over these runs", 1)
+    page = write_html(report, folder / "report")
+    page.write_text(machine_free(page.read_text(encoding="utf-8"), args.runs), encoding="utf-8")
+    markdown = machine_free(render_markdown(report), args.runs).replace(
+        "# Bias report", "## The report over these runs", 1
+    )
     markdown = re.sub(r"\n## ", "\n### ", markdown.split("\n", 1)[1])
     document = [
         args.notes.read_text(encoding="utf-8").rstrip(),
         "",
         "## Wall time per task (seconds, one `lm_eval` call each: start-up, model loading, scoring, aggregation)",
         "",
-        *timing_table(args.runs),
+        *timing_table([*args.runs, *args.timed]),
         "",
         "## The report over these runs",
         "",
