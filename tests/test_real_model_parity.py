@@ -19,7 +19,7 @@ from lm_eval_runner import LmEvalRun, run_lm_eval
 
 #: natural-log mean probability per token; float32 forwards of different batch shapes
 TOL = 2e-5
-LIMIT = 100  # documents per language: 50 intrasentence + 50 intersentence, 150 candidates each
+LIMIT = 60  # documents per language: 30 intrasentence + 30 intersentence, 180 candidates per language
 LANGS = ("en", "de")
 
 
@@ -115,7 +115,7 @@ def compared(hf_run, smollm2_model) -> dict[str, list[dict]]:
 def test_every_candidate_with_kept_boundaries_equals_the_reference(compared, lang):
     rows = compared[lang]
     kept = [row for row in rows if row["kept"]]
-    assert len({row["test"] for row in kept}) == 2 and len(kept) >= 290
+    assert len({row["test"] for row in kept}) == 2 and len(kept) >= 3 * LIMIT - 6
     worst = max(abs(row["ours"] - row["reference"]) for row in kept)
     assert worst < TOL, f"{lang}: largest difference {worst:.2e}"
 
@@ -171,7 +171,7 @@ def test_the_prefix_token_option_restores_the_old_conditioning(smollm2, smollm2_
 
 # ---------------------------------------------------------------- GEST (kinit-sk/gest @ 7dd908c, _inference.ipynb)
 
-GEST_LIMIT = 100
+GEST_LIMIT = 60
 #: (prompt, male word, female word) of the reference's "English Generative LMs" templates
 GEST_TEMPLATES = (('"{s}",', "he", "she"), ('"{s}", the', "man", "woman"))
 

@@ -103,7 +103,7 @@ def test_generation_with_the_chat_template_runs_and_counts_what_it_cannot_parse(
     """Two documents each, SmolLM2 with its chat template: every output is parsed or counted."""
     args = ["--model", "hf", "--model_args", f"pretrained={smollm2},dtype=float32", "--device", "cpu"]
     args += ["--batch_size", "8", "--apply_chat_template", "--tasks", ",".join(GENERATIVE), "--limit", "2"]
-    run = run_lm_eval([*args, "--log_samples", "--gen_kwargs", "max_gen_toks=48"], tmp_path)
+    run = run_lm_eval([*args, "--log_samples", "--gen_kwargs", "max_gen_toks=32"], tmp_path)
     assert run.returncode == 0, run.stderr[-3000:]
     results = run.results["results"]
     assert 0 <= results["gerbbq_amb"]["undetermined,none"] <= 1
