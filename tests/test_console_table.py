@@ -9,7 +9,7 @@ from local_tasks import write_mc_task
 from test_hf_prefix import GENERIC_DOCS
 
 from lm_eval_stereo._autoload import compact
-from lm_eval_stereo.core.metrics import TABLE_ROWS
+from lm_eval_stereo.core.metrics import TABLE_ROWS, register_table, table_metrics
 from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS as STEREOSET
 
 
@@ -63,7 +63,22 @@ def test_lm_evals_own_tasks_print_unchanged(run):
 
 
 def test_the_full_table_variable_keeps_every_metric(monkeypatch):
+    register_table("stereoset_multi_en", STEREOSET)
     results = {"results": {"stereoset_multi_en": {"alias": "x", "ss,none": 50.0, "intra_ss,none": 1.0}}}
     assert compact(results, "results")["results"]["stereoset_multi_en"] == {"alias": "x", "ss,none": 50.0}
     monkeypatch.setenv("LM_EVAL_STEREO_TABLE", "full")
+    assert compact(results, "results") == results
+
+
+def test_only_built_tasks_decide_the_table():
+    """A metric set built for another purpose under a task's name (as the report builds its candidates) does not
+    change that task's table; a name no task of this process carries is left alone."""
+    from lm_eval_stereo.tasks.gest.metrics import score_metric_set
+
+    register_table("stereoset_multi_en", STEREOSET)
+    score_metric_set("stereoset_multi_en", ["t0", "t1"])
+    assert table_metrics("stereoset_multi_en") == STEREOSET.table
+    assert table_metrics("stereoset_multi") == STEREOSET.table  # a group: the union over its member tasks
+    assert table_metrics("hellaswag") is None
+    results = {"results": {"hellaswag": {"alias": "h", "acc,none": 0.3, "acc_norm,none": 0.4}}}
     assert compact(results, "results") == results

@@ -89,7 +89,7 @@ QUALIFYING_COUNTS = (
 )  # fmt: skip
 #: at most this many metrics of a task in lm_eval's console table (the results file keeps every one)
 TABLE_ROWS = 8
-#: the console-table metrics of every metric set built in this process, by label (see :func:`table_metrics`)
+#: the console-table metrics of every plugin task built in this process, by task name (see :func:`table_metrics`)
 _TABLES: dict[str, tuple[str, ...]] = {}
 
 
@@ -126,7 +126,6 @@ class MetricSet:
             raise ValueError(f"{self.label}: metrics declared twice: {', '.join(duplicated)}")
         if any(m.ci for m in self.metrics) and not self.resampling:
             raise ValueError(f"{self.label}: metrics with ci=True need a Resampling")
-        _TABLES[self.label] = self.table
 
     @property
     def table(self) -> tuple[str, ...]:
@@ -185,14 +184,21 @@ class MetricSet:
         return values
 
 
+def register_table(task: str, metric_set: MetricSet) -> None:
+    """Record that the plugin task ``task`` reports ``metric_set`` (its console-table metrics, :func:`table_metrics`).
+
+    Called when a task is built, so only tasks of this process count: a metric set built for other reasons (the
+    report's candidates, a test) never changes what another task's table shows."""
+    _TABLES[task] = metric_set.table
+
+
 def table_metrics(task: str) -> tuple[str, ...] | None:
-    """The console-table metrics of a plugin task or group: those of the metric set with the longest label the name
-    starts with (``stereoset_multi_de`` → ``stereoset_multi``), or for a group the union over the sets whose labels
-    start with its name (``gest`` → ``gest_en``, ...); None when no metric set of this process matches."""
-    prefixes = [label for label in _TABLES if task == label or task.startswith(f"{label}_")]
-    if prefixes:
-        return _TABLES[max(prefixes, key=len)]
-    members = [names for label, names in _TABLES.items() if label.startswith(f"{task}_")]
+    """The console-table metrics of a plugin task built in this process, or for a group the union over its member
+    tasks (those named ``<group>_...``: ``gest`` → ``gest_en``, ``gest_mt_cs``, ...) up to :data:`TABLE_ROWS`; None
+    for anything else (lm_eval's own tasks and groups)."""
+    if task in _TABLES:
+        return _TABLES[task]
+    members = [names for name, names in _TABLES.items() if name.startswith(f"{task}_")]
     return tuple(dict.fromkeys(name for names in members for name in names))[:TABLE_ROWS] if members else None
 
 

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_stereo.core import options as task_options
-from lm_eval_stereo.core.metrics import MetricSet
+from lm_eval_stereo.core.metrics import MetricSet, register_table
 
 MAX_CACHED = 32
 
@@ -118,6 +118,7 @@ class SummaryTask(ConfigurableTask):
         # the options in force and the data pins are part of the task's config in the results (what was measured, how)
         self.config.metadata = {**(self.config.metadata or {}), **self.options, "data": data_pins(type(self))}
         self._shared = SharedSummary(self.metric_set(), self.KEY_FIELD)
+        register_table(str(self.config.task), self._shared.metric_set)
 
     def metric_set(self) -> MetricSet:
         """The metrics of this task."""
