@@ -5,8 +5,9 @@ Per-item data comes from ``lm_eval --log_samples``: ``samples_<task>_<timestamp>
 key (model against model) or by their parallel id across the language tasks of one benchmark family
 (``<family>_<xx>`` with a two-letter language code; the id is the key without its ``<xx>/`` prefix: StereoSet ids,
 GEST sentence ids, S_JSD pair ids). Each headline metric that a benchmark's resampling statistic computes is compared
-by :mod:`lm_eval_stereo.report.paired`; Holm's correction runs over all model comparisons shown, and separately over
-all language comparisons shown.
+by :mod:`lm_eval_stereo.report.paired`. The stereotype-leakage tasks are compared on their association cells
+(:mod:`lm_eval_stereo.tasks.stereotype_leakage.cells`: the same group x trait cells in every language). Holm's
+correction runs over all model comparisons shown, and separately over all language comparisons shown.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from lm_eval_stereo.report.paired import (
     with_holm,
 )
 from lm_eval_stereo.report.runs import Run
+from lm_eval_stereo.tasks.stereotype_leakage import cells as leakage_cells
 
 _LANGUAGE_TASK = re.compile(r"^(?P<family>.+)_(?P<lang>[a-z]{2})$")
 Items = dict[str, dict[str, Any]]
@@ -90,12 +92,23 @@ class _Source:
                     items = load_items(path)
                 except (OSError, UnicodeDecodeError, ValueError) as exc:
                     self.paired.notes.append(f"{exc} (no paired statistics for {cell.row.label} on {cell.task})")
+                if items and leakage_cells.is_leakage_item(next(iter(items.values()))):
+                    items = leakage_cells.cell_items(items.values())
             self._items[key] = items
         return self._items[key]
 
-    def metric_set(self, cell: Cell) -> MetricSet | None:
-        items = self.items(cell)
-        return metric_set_for(cell.task, cell.values, list(items.values())[:1] if items else None)
+    def plan(self, cell_a: Cell, cell_b: Cell) -> tuple[MetricSet, list[str]] | None:
+        """The metric set whose resampling statistics compare the two cells' items, and the metrics to compare:
+        the headlines both report, or the association-cell metrics of the leakage tasks (None: not comparable)."""
+        items = self.items(cell_a)
+        first = list(items.values())[:1] if items else None
+        if first and "association" in first[0]:
+            metric_set = leakage_cells.CELL_METRICS
+            return metric_set, [metric.name for metric in metric_set.metrics if metric.ci]
+        metric_set = metric_set_for(cell_a.task, cell_a.values, first)
+        if metric_set is None:
+            return None
+        return metric_set, [name for name in cell_a.headlines if name in cell_b.headlines]
 
 
 def _compare(
@@ -132,10 +145,10 @@ def paired_comparisons(
     for task in leaves:
         cells = [cell for cell in report.task_cells(task) if source.items(cell)]
         for cell_a, cell_b in combinations(cells, 2):
-            metric_set = source.metric_set(cell_a)
-            if metric_set is None:
+            plan = source.plan(cell_a, cell_b)
+            if plan is None:
                 continue
-            names = [name for name in cell_a.headlines if name in cell_b.headlines]
+            metric_set, names = plan
             what = f"{task}: {cell_a.row.label} vs {cell_b.row.label}"
             found, left_out = _compare(metric_set, names, source.items(cell_a), source.items(cell_b), what, paired)
             if found:
@@ -149,10 +162,10 @@ def paired_comparisons(
         for family, members in families.items():
             unparallel = []
             for (lang_a, cell_a), (lang_b, cell_b) in combinations(members, 2):
-                metric_set = source.metric_set(cell_a)
-                if metric_set is None:
+                plan = source.plan(cell_a, cell_b)
+                if plan is None:
                     continue
-                names = [name for name in cell_a.headlines if name in cell_b.headlines]
+                metric_set, names = plan
                 items_a, items_b = _parallel(source.items(cell_a), lang_a), _parallel(source.items(cell_b), lang_b)
                 what = f"{row.label}: {cell_a.task} vs {cell_b.task}"
                 if not set(items_a) & set(items_b):

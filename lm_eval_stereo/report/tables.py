@@ -174,7 +174,8 @@ PAIRED_LEGEND = (
 
 LANGUAGE_LEGEND = (
     "One model on the translations of the same items (parallel ids: StereoSet ids, GEST sentence ids, S_JSD pair "
-    "ids), A − B = first language minus second: paired bootstrap CI, exact McNemar or sign-flip permutation p and "
+    "ids, stereotype-leakage group × trait cells: mean |A| and % of cells with A > 0), A − B = first language minus "
+    "second: paired bootstrap CI, exact McNemar or sign-flip permutation p and "
     "Holm over all language comparisons, as for the models; the McNemar counts are the items whose judgement flips "
     "between the two languages (listed by --json)."
 )
