@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from lm_eval_runner import run_lm_eval
 from scipy import stats
 from test_paired import reference_paired_bootstrap
 from test_report import report_cli, write_results
@@ -121,3 +122,26 @@ def test_the_json_lists_the_flipped_cells(tmp_path, scores):
     share = next(c for c in language["comparisons"] if c["metric"] == "positive_share")
     assert {"item": "Asian people|warm", "a": 100.0, "b": 0.0} in share["flips"]
     assert language["left_out"] == 1
+
+
+def test_lm_eval_runs_in_two_languages_are_compared_on_their_shared_cells(tiny_causal, tmp_path):
+    """Through lm_eval: the tiny causal model on English and Russian templates, the cells both runs scored."""
+    args = ["--model", "hf", "--model_args", f"pretrained={tiny_causal},dtype=float32", "--device", "cpu"]
+    args += ["--batch_size", "8", "--tasks", "stereotype_leakage_en,stereotype_leakage_ru", "--limit", "6"]
+    run = run_lm_eval([*args, "--log_samples"], tmp_path, env={"OMP_NUM_THREADS": "1"})
+    tables = {}
+    for lang in ("en", "ru"):
+        entries: dict[str, list[float]] = {}
+        for sample in run.samples[f"stereotype_leakage_{lang}"]:
+            item = sample[sample["metrics"][0]]
+            for group, value in item["associations"].items():
+                entries.setdefault(f"{group}|{item['trait']}", []).append(value)
+        tables[lang] = {key: float(np.mean(values)) for key, values in entries.items()}
+    keys = sorted(set(tables["en"]) & set(tables["ru"]))
+    assert len(keys) >= 30, "the first documents of both languages share a trait"
+    (result,) = build_report([tmp_path]).paired.languages
+    strength, share = result.comparisons
+    a, b = np.array([tables["en"][k] for k in keys]), np.array([tables["ru"][k] for k in keys])
+    assert strength.n == share.n == len(keys)
+    assert strength.difference == pytest.approx(np.abs(a).mean() - np.abs(b).mean(), abs=1e-9)
+    assert sorted(key for key, _, _ in share.flips) == [k for k, x, y in zip(keys, a, b) if (x > 0) != (y > 0)]
