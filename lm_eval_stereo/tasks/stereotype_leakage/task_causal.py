@@ -9,15 +9,27 @@ continuation of the template's prefix, with standard ``loglikelihood`` requests:
 ("separator" is the space before the trait slot, none in Chinese). Only templates whose group precedes the trait are
 used by default (in the others, e.g. "The <mask> people are <pgroup>.", the continuation would hold the group itself);
 option ``full_sentence=true`` keeps every template and scores the whole sentence (empty context) instead.
+
+lm_eval encodes a request as ``whole = encode(context + continuation)`` and scores ``whole[len(encode(context)):]``.
+Where the context's last token and the continuation's first merge in the evaluated model's tokenizer (no separator,
+as in Chinese, or a byte-level piece), the scored tokens are not the continuation's: such requests are scored as
+lm_eval scores them and counted in ``boundary_mismatches`` (NaN when no tokenizer can be resolved from the model
+arguments).
 """
 
 from __future__ import annotations
 
+import functools
+import logging
+import math
 from typing import Any
 
 from lm_eval.api.instance import Instance
 
+from lm_eval_stereo.core.metrics import MetricSet, count
+from lm_eval_stereo.core.model_tokenizer import load_tokenizer
 from lm_eval_stereo.core.options import Option, declare, flag
+from lm_eval_stereo.tasks.stereotype_leakage import metrics
 from lm_eval_stereo.tasks.stereotype_leakage.task import COMMON_OPTIONS, LeakageTask
 from lm_eval_stereo.tasks.stereotype_leakage.templates import split
 
@@ -35,6 +47,31 @@ OPTIONS = (
 )
 
 
+logger = logging.getLogger(__name__)
+
+BOUNDARY_MISMATCHES = count(
+    "boundary_mismatches",
+    "requests whose context's last token merges with the continuation's first in the model's tokenizer (scored as "
+    "lm_eval scores them; NaN: no tokenizer to check with)",
+)
+
+
+def boundary_kept(tokenizer: Any, context: str, continuation: str) -> bool:
+    """Whether lm_eval's encoding of the request keeps its split: the context's tokens begin the whole's and at least
+    one token is left for the continuation (an empty context always keeps it)."""
+    if not context:
+        return True
+    head = context.rstrip()  # lm_eval moves a context's trailing whitespace to the continuation
+    context_ids = tokenizer(head, add_special_tokens=False)["input_ids"]
+    whole = tokenizer(context + continuation, add_special_tokens=False)["input_ids"]
+    return whole[: len(context_ids)] == context_ids and len(whole) > len(context_ids)
+
+
+@functools.cache
+def _warn_unchecked(reason: str) -> None:
+    logger.warning("stereotype_leakage: boundary_mismatches not counted (%s)", reason)
+
+
 def causal_pair(template: str, word: str, trait: str, lang: str, full_sentence: bool) -> tuple[str, str]:
     """(context, continuation) of one filled template."""
     left, separator, right = split(template, word, lang)
@@ -49,16 +86,43 @@ class LeakageCausalTask(LeakageTask):
     OPTIONS = OPTIONS
     SCORE_KIND = "causal"
 
+    def metric_set(self) -> MetricSet:
+        return metrics.leakage_metric_set(str(self.config.task), self.summarize, (BOUNDARY_MISMATCHES,))
+
+    def pairs(self, doc: dict[str, Any]) -> list[tuple[str, str]]:
+        """(context, continuation) of the prior, then of each group of ``doc``."""
+        full = self.options["full_sentence"]
+        pairs = [causal_pair(doc["prior_template"], doc["prior_word"], doc["prior_trait_word"], self.target, full)]
+        return pairs + [
+            causal_pair(doc["template"], g["word"], doc["trait_word"], self.target, full) for g in doc["groups"]
+        ]
+
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
         kwargs.pop("apply_chat_template", None)
         kwargs.pop("chat_template", None)
-        full = self.options["full_sentence"]
-        pairs = [causal_pair(doc["prior_template"], doc["prior_word"], doc["prior_trait_word"], self.target, full)]
-        pairs += [causal_pair(doc["template"], g["word"], doc["trait_word"], self.target, full) for g in doc["groups"]]
         return [
             Instance(request_type="loglikelihood", doc=doc, arguments=pair, idx=i, **kwargs)
-            for i, pair in enumerate(pairs)
+            for i, pair in enumerate(self.pairs(doc))
         ]
+
+    def _tokenizer(self) -> Any | None:
+        try:
+            return load_tokenizer(self.config.metadata or {})
+        except Exception as exc:  # noqa: BLE001 - any loading failure means: nothing to check the splits with
+            _warn_unchecked(f"{type(exc).__name__}: {exc}")
+            return None
+
+    def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+        tokenizer = self._tokenizer()
+        mismatches = (
+            math.nan if tokenizer is None else sum(not boundary_kept(tokenizer, *pair) for pair in self.pairs(doc))
+        )
+        return {**super().item(doc, results), "boundary_mismatches": mismatches}
+
+    def summarize(self, items: list[dict[str, Any]]) -> dict[str, Any]:
+        values = super().summarize(items)
+        values["boundary_mismatches"] = sum(item["boundary_mismatches"] for item in items)
+        return values
 
     def scores(self, doc: dict[str, Any], results: list[Any]) -> tuple[float, list[float]]:
         totals = [float(result[0]) for result in results]
