@@ -27,11 +27,16 @@ def eval_args(model: Path) -> list[str]:
 
 
 def test_task_listings_show_plugin_and_builtin_tasks(tmp_path):
-    legacy = run([str(BIN / "lm_eval"), "--tasks", "list"], tmp_path)
+    """Plain ``lm_eval`` lists both; the console script without the hook and with the plugin-only index (the
+    ``LM_EVAL_STEREO_ONLY_PLUGIN_TASKS=1`` every other lm_eval test of this suite runs with) lists the plugin's only."""
+    legacy = run([str(BIN / "lm_eval"), "--tasks", "list"], tmp_path, **{_autoload.ONLY_PLUGIN_TASKS_ENV: ""})
     assert legacy.returncode == 0, legacy.stderr[-2000:]
     assert "stereoset_multi_de" in legacy.stdout and "hellaswag" in legacy.stdout
-    via_plugin = run([str(BIN / "lm-eval-stereo"), "--tasks", "list"], tmp_path, **{_autoload.AUTOLOAD_ENV: "0"})
-    assert "stereoset_multi_tr" in via_plugin.stdout and "hellaswag" in via_plugin.stdout
+    env = {_autoload.AUTOLOAD_ENV: "0", _autoload.ONLY_PLUGIN_TASKS_ENV: "1"}
+    via_plugin = run([str(BIN / "lm-eval-stereo"), "--tasks", "list"], tmp_path, **env)
+    assert via_plugin.returncode == 0, via_plugin.stderr[-2000:]
+    assert "stereoset_multi_tr" in via_plugin.stdout and "gest_en" in via_plugin.stdout
+    assert "hellaswag" not in via_plugin.stdout and "arc_easy" not in via_plugin.stdout
 
 
 def test_legacy_listing_flags_are_translated_and_nothing_else():
