@@ -677,6 +677,22 @@ def test_runs_without_samples_are_named_once_and_not_compared(tmp_path):
     assert "Paired comparisons were not computed." in render_markdown(build_report([tmp_path], paired=False))
 
 
+def test_many_runs_without_samples_are_counted_per_model(tmp_path):
+    """Above four results files the line counts them per model (the whole list is in --json)."""
+    langs = ("en", "de", "fr")
+    for i, lang in enumerate(langs):
+        tasks = {f"stereoset_multi_{lang}": {**with_ci(60.0, 5, "lms"), **with_ci(52.0, 5, "ss"), "count": 100}}
+        for model in ("model-a", "model-b"):
+            write_results(tmp_path, model, tasks, date=1.7e9 + i)
+    report = build_report([tmp_path])
+    lines = [line for line in render_markdown(report).splitlines() if "--log_samples" in line]
+    assert lines == [
+        "- No paired statistics for 6 results files without per-item samples (rerun lm_eval with --log_samples; "
+        "--json lists them): model-a: 3; model-b: 3"
+    ]
+    assert len(report.paired.without_samples) == 6
+
+
 def test_wide_tables_split_keeping_groups_together():
     groups = [g for g, n in (("a", 3), ("b", 3), ("c", 2), ("d", 9), ("e", 1)) for _ in range(n)]
     table = Table("x", ["model", *(f"{g}{i}" for i, g in enumerate(groups))], [["row", *map(str, range(18))]])

@@ -53,13 +53,23 @@ def models_line(report: Report) -> str:
     return "Models: " + "; ".join(f"{letter} = {label}" for label, letter in model_letters(report).items()) + "."
 
 
+#: runs without samples named one by one; above that, counted per model
+LISTED_RUNS = 4
+
+
 def paired_status(report: Report) -> list[str]:
     """What the paired statistics rest on: the runs without per-item samples, the comparisons not made."""
     paired = report.paired
     if paired is None:
         return ["Paired comparisons were not computed."]
     lines = []
-    if paired.without_samples:
+    if len(paired.without_samples) > LISTED_RUNS:
+        counts = "; ".join(f"{label}: {len(files)}" for label, files in paired.without_samples_by_model.items())
+        lines.append(
+            f"No paired statistics for {len(paired.without_samples)} results files without per-item samples (rerun "
+            f"lm_eval with --log_samples; --json lists them): {counts}"
+        )
+    elif paired.without_samples:
         lines.append(
             "No paired statistics for runs without per-item samples (rerun lm_eval with --log_samples): "
             + "; ".join(paired.without_samples)

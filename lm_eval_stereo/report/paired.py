@@ -341,6 +341,8 @@ class Paired:
     languages: list[PairedResult] = field(default_factory=list)
     #: "model (results file)" of runs with a plugin task but without --log_samples
     without_samples: list[str] = field(default_factory=list)
+    #: the same runs per model: model label -> results files
+    without_samples_by_model: dict[str, list[str]] = field(default_factory=dict)
     #: comparisons that could not be made, and why
     notes: list[str] = field(default_factory=list)
     permutations: int = PERMUTATIONS
