@@ -3,12 +3,13 @@
     python scripts/real_models_doc.py RUNS [RUNS...] [--timed RUNS...] --notes docs/real_models/intro.md
 
 RUNS are the ``--out`` folders of ``scripts/run_real_models.py`` (each with its ``timings.json``) that the report
-covers; ``--timed`` ones (e.g. the same tasks on fewer documents with ``hf`` and ``hf-prefix``) only add wall times. The script copies
-every results file into ``docs/real_models/results/<run>/<model>/<backend>/`` with machine paths made relative to the
-repository (the samples stay behind: they are large), renders the report over the runs (with the samples, so the
-paired comparisons are there) into the markdown and ``docs/real_models/report/`` (HTML and figures), and tabulates the
-wall time of every task per model and backend. ``--notes`` is the hand-written part (set-up and what looks
-surprising), placed before the generated tables.
+covers; ``--timed`` ones (e.g. the same tasks on fewer documents with ``hf`` and ``hf-prefix``) only add wall times.
+The script copies every results file into ``docs/real_models/results/<run>/<model>/<backend>/`` with machine paths
+made relative to the repository, and each run's ``timings.json`` beside them, so that each copied folder is a run
+again (the samples stay behind: they are large); renders the report over the runs (with the samples, so the paired
+comparisons are there) into the markdown and ``docs/real_models/report/`` (HTML and figures); and tabulates the wall
+time of every task per model and backend. ``--notes`` is the hand-written part (set-up and what looks surprising),
+placed before the generated tables.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ def copy_results(runs: list[Path], target: Path) -> None:
                 raise SystemExit(f"two results files named {results.name} for {model}/{backend}")
             destination.parent.mkdir(parents=True, exist_ok=True)
             destination.write_text(relative_paths(results.read_text(encoding="utf-8")), encoding="utf-8")
+        shutil.copy(run / "timings.json", target / run.name / "timings.json")
 
 
 def timing_table(runs: list[Path]) -> list[str]:

@@ -3,7 +3,8 @@
     python scripts/run_real_models.py --model smollm2 --backend hf-prefix --limit 500 --out .cache/real-runs
 
 Each task's results and samples land in ``OUT/<model>/<backend>/`` and its wall time (the whole ``lm_eval`` call:
-start-up, model loading, scoring, aggregation) in ``OUT/timings.json``. A task already timed is skipped, and
+start-up, model loading, scoring, aggregation) in ``OUT/timings.json``; ``--apply_chat_template`` (with
+``--tasks``) runs generative tasks with the model's chat template. A task already timed is skipped, and
 ``--use_cache`` keeps every scored request, so an interrupted run resumes where it stopped. Runs with ``nice`` so that
 interactive work on the machine keeps priority.
 """
@@ -30,7 +31,9 @@ LOGLIKELIHOOD_TASKS: tuple[str, ...] = (
 )
 
 
-def run_task(task: str, model_dir: Path, backend: str, limit: int | None, out: Path, batch_size: str) -> float:
+def run_task(
+    task: str, model_dir: Path, backend: str, limit: int | None, out: Path, batch_size: str, chat_template: bool
+) -> float:
     """Run one task through ``lm_eval`` and return its wall time in seconds."""
     command = [
         "nice", "-n", "10", sys.executable, "-m", "lm_eval",
@@ -44,6 +47,8 @@ def run_task(task: str, model_dir: Path, backend: str, limit: int | None, out: P
     ]  # fmt: skip
     if limit:
         command += ["--limit", str(limit)]
+    if chat_template:
+        command.append("--apply_chat_template")
     start = time.perf_counter()
     proc = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     elapsed = time.perf_counter() - start
@@ -62,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=500, help="documents per task (0: all)")
     parser.add_argument("--tasks", default=",".join(LOGLIKELIHOOD_TASKS))
     parser.add_argument("--batch_size", default="16")
+    parser.add_argument(
+        "--apply_chat_template", action="store_true", help="lm_eval's --apply_chat_template (the generative tasks)"
+    )
     parser.add_argument("--out", default=".cache/real-runs")
     args = parser.parse_args(argv)
     out = Path(args.out) / args.name / args.backend
@@ -72,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
         key = f"{args.name}/{args.backend}/{task}"
         if key in timings:
             continue
-        seconds = run_task(task, Path(args.model), args.backend, args.limit or None, out, args.batch_size)
+        seconds = run_task(
+            task, Path(args.model), args.backend, args.limit or None, out, args.batch_size, args.apply_chat_template
+        )
         timings = json.loads(timings_file.read_text(encoding="utf-8")) if timings_file.exists() else {}
         timings[key] = {"seconds": round(seconds, 1), "limit": args.limit or None, "batch_size": args.batch_size}
         timings_file.write_text(json.dumps(timings, indent=1, sort_keys=True), encoding="utf-8")
