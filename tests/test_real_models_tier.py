@@ -13,6 +13,7 @@ import difflib
 import math
 
 import pytest
+from lm_eval_encoding import lm_eval_encoding, split_survives
 from lm_eval_runner import LmEvalRun, run_lm_eval
 
 from lm_eval_stereo.testing.real_models import GEMMA3, is_installed, materialise
@@ -81,26 +82,6 @@ def test_the_same_metrics_from_both_backends(runs):
             assert runs["hf"].results["results"][task][name] == runs["hf-prefix"].results["results"][task][name]
 
 
-def _lm_eval_encoding(tokenizer, context: str, continuation: str) -> tuple[list[int], list[int]]:
-    """(context ids, continuation ids) of one request as lm_eval's ``HFLM._encode_pair`` makes them, written out: the
-    context's trailing whitespace moves to the continuation, the whole is encoded once and cut after the context's
-    own token count."""
-    spaces = len(context) - len(context.rstrip())
-    if spaces:
-        context, continuation = context[:-spaces], context[-spaces:] + continuation
-    whole = tokenizer.encode(context + continuation, add_special_tokens=False)
-    cut = len(tokenizer.encode(context, add_special_tokens=False))
-    return whole[:cut], whole[cut:]
-
-
-def _split_survives(tokenizer, context: str, continuation: str) -> bool:
-    """Whether lm_eval's encoding of a request cuts it where its strings meet: the context ids decode to the context
-    (trailing whitespace moved) and at least one continuation id is left."""
-    context_ids, continuation_ids = _lm_eval_encoding(tokenizer, context, continuation)
-    text = tokenizer.decode(context_ids, clean_up_tokenization_spaces=False)
-    return bool(continuation_ids) and text == context.rstrip()
-
-
 def _independent_s_jsd_counts(tokenizer, sample: dict) -> tuple[int, int]:
     """(round-trip mismatches, unscorable tokens) of one logged pair, counted from its requests alone: the shared
     tokens are the ``equal`` blocks of difflib over the BOS/EOS-framed ids less the frame; a shared token missing
@@ -114,7 +95,7 @@ def _independent_s_jsd_counts(tokenizer, sample: dict) -> tuple[int, int]:
     half = len(requests) // 2
     mismatches = 0
     for i, request in enumerate(requests):
-        context_ids, continuation_ids = _lm_eval_encoding(tokenizer, *request)
+        context_ids, continuation_ids = lm_eval_encoding(tokenizer, *request)
         reference = [tokenizer.bos_token_id, *ids[i // half]]
         mismatches += not (
             len(continuation_ids) == 1 and context_ids + continuation_ids == reference[: len(context_ids) + 1]
@@ -149,7 +130,7 @@ def test_real_tokenizer_counts_equal_an_independent_count(runs, real_model):
         for s in runs["hf-prefix"].samples["stereotype_leakage_en"]
         for a in s["arguments"].values()
     ]
-    merged = sum(not _split_survives(tokenizer, *request) for request in requests)
+    merged = sum(not split_survives(tokenizer, *request) for request in requests)
     assert len(requests) > 30 * LIMIT and results["stereotype_leakage_en"]["boundary_mismatches,none"] == merged
     assert results["stereotype_leakage_en"]["scored_cells,none"] > 0
 

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from fixtures_mlm import *  # noqa: F403  (session fixtures tiny_bert, tiny_xlmr)
+from lm_eval_encoding import split_survives
 from lm_eval_runner import LmEvalRun, run_lm_eval
 
 from lm_eval_stereo.tasks.stereotype_leakage import data, human, reference, templates
@@ -446,7 +447,7 @@ def test_causal_task_scores_the_trait_given_the_prefix(tiny_causal: Path, tmp_pa
     assert results["score,none"] == "causal" and results["scored_cells,none"] == 30
     requests = [(a["arg_0"], a["arg_1"]) for a in sample["arguments"].values()]
     assert len(requests) == 1 + len(doc["groups"])
-    assert results["boundary_mismatches,none"] == sum(not _split_survives(tokenizer, *r) for r in requests) == 0
+    assert results["boundary_mismatches,none"] == sum(not split_survives(tokenizer, *r) for r in requests) == 0
     # the compact console table leaves the association table to the results file, which keeps it whole
     table = results["association_table,none"]
     assert len(table) > 60 and json.loads(table)
@@ -458,22 +459,6 @@ def test_causal_task_scores_the_trait_given_the_prefix(tiny_causal: Path, tmp_pa
     assert shown["results"]["stereotype_leakage_en"]["association_table,none"] == (
         f"({len(table):,} characters: see the results file)"
     )
-
-
-def _split_survives(tokenizer, context: str, continuation: str) -> bool:
-    """Independent check of one request as lm_eval's ``HFLM._encode_pair`` encodes it (the context's trailing spaces
-    moved to the continuation, the whole encoded once, the context's token count cut off): the cut tokens decode to
-    exactly the context and the rest to exactly the continuation."""
-    spaces = len(context) - len(context.rstrip())
-    if spaces:
-        context, continuation = context[:-spaces], context[-spaces:] + continuation
-    whole = tokenizer.encode(context + continuation, add_special_tokens=False)
-    cut = len(tokenizer.encode(context, add_special_tokens=False))
-
-    def text(ids: list[int]) -> str:
-        return tokenizer.decode(ids, clean_up_tokenization_spaces=False)
-
-    return text(whole[:cut]) == context and cut < len(whole) and text(whole[cut:]) == continuation
 
 
 def test_boundary_mismatches_count_the_splits_a_tokenizer_merges() -> None:
@@ -494,7 +479,7 @@ def test_boundary_mismatches_count_the_splits_a_tokenizer_merges() -> None:
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe)
     requests = [("It is gr", "een."), ("It is", " green."), ("It is ", "green."), ("", "It is green.")]
     kept = [boundary_kept(tokenizer, *request) for request in requests]
-    assert kept == [_split_survives(tokenizer, *request) for request in requests] == [False, True, True, True]
+    assert kept == [split_survives(tokenizer, *request) for request in requests] == [False, True, True, True]
 
 
 def test_causal_task_skips_templates_with_the_group_after_the_trait() -> None:
