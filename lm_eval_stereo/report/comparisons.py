@@ -86,7 +86,6 @@ class _Source:
             if not path.is_file():
                 if interval_metrics(cell.values) and cell.run.path not in self._missing:
                     self._missing.add(cell.run.path)
-                    self.paired.without_samples.append(f"{cell.row.label} ({cell.run.path})")
                     self.paired.without_samples_by_model.setdefault(cell.row.label, []).append(str(cell.run.path))
             else:
                 try:

@@ -339,15 +339,18 @@ class Paired:
 
     models: list[PairedResult] = field(default_factory=list)
     languages: list[PairedResult] = field(default_factory=list)
-    #: "model (results file)" of runs with a plugin task but without --log_samples
-    without_samples: list[str] = field(default_factory=list)
-    #: the same runs per model: model label -> results files
+    #: model label -> results files of its runs with a plugin task but without --log_samples
     without_samples_by_model: dict[str, list[str]] = field(default_factory=dict)
     #: comparisons that could not be made, and why
     notes: list[str] = field(default_factory=list)
     permutations: int = PERMUTATIONS
     iters: int = DEFAULT_ITERS
     seed: int = DEFAULT_SEED
+
+    @property
+    def without_samples(self) -> list[str]:
+        """The "model (results file)" of every run without per-item samples."""
+        return [f"{label} ({path})" for label, paths in self.without_samples_by_model.items() for path in paths]
 
     def significant(self, task: str, metric: str, model: str) -> list[tuple[str, Comparison]]:
         """The other models that ``model`` differs from on ``metric`` of ``task`` (Holm-adjusted), as (other model,
