@@ -21,7 +21,9 @@ from lm_eval_stereo.core.errors import ChecksumError, DataError, DataUnavailable
 from lm_eval_stereo.core.readers import read_csv, read_jsonl
 from lm_eval_stereo.core.safe_pickle import load_dataframe
 from lm_eval_stereo.tasks.german_gender_bias import data as german_data
-from lm_eval_stereo.tasks.german_gender_bias import gerbbq_task, persona_task, sexist_statements_task
+from lm_eval_stereo.tasks.german_gender_bias.gerbbq import task as gerbbq_task
+from lm_eval_stereo.tasks.german_gender_bias.personas import task as persona_task
+from lm_eval_stereo.tasks.german_gender_bias.sexist_statements import task as sexist_statements_task
 from lm_eval_stereo.tasks.gest import data as gest_data
 from lm_eval_stereo.tasks.stereoset_multi import data as stereoset_data
 from lm_eval_stereo.tasks.stereoset_multi import task as stereoset_task

@@ -7,7 +7,7 @@ import pytest
 from lm_eval_stereo.core.sources import fetch
 from lm_eval_stereo.tasks.german_gender_bias.answers import answer_part, gerbbq_answer, reference_letter, unknown_letter
 from lm_eval_stereo.tasks.german_gender_bias.data import read_german_csv
-from lm_eval_stereo.tasks.german_gender_bias.sexist_agreement import statement_agreement
+from lm_eval_stereo.tasks.german_gender_bias.sexist_statements.agreement import statement_agreement
 
 OPTIONS = {"A": "unbekannt", "B": "Ali", "C": "Ava"}
 

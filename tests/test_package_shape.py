@@ -45,7 +45,8 @@ def test_every_benchmark_has_a_generator_and_its_own_folder() -> None:
     for folder in ("stereoset_multi", "gest", "german_gender_bias", "s_jsd", "stereotype_leakage"):
         names = {p.name for p in (tasks_path() / folder).iterdir()}
         assert {"README.md", "__init__.py"} <= names
-        assert any(name.endswith("metrics.py") for name in names)
+        # the German suite has one subfolder per sub-benchmark, each with its own metrics.py
+        assert any(path.name == "metrics.py" for path in (tasks_path() / folder).rglob("*.py"))
 
 
 def test_group_metrics_are_generated_from_the_python_declaration() -> None:
@@ -73,7 +74,7 @@ def test_no_yaml_repeats_metric_names_and_every_task_is_a_summary_task() -> None
 def test_german_prefill_in_yaml_equals_the_python_marker() -> None:
     folder = tasks_path() / "german_gender_bias"
     assert _yaml(folder / "_german_generation_yaml")["gen_prefix"] == GEN_PREFIX
-    assert _yaml(folder / "_gerbbq_mc_template_yaml")["gen_prefix"] == GEN_PREFIX
+    assert _yaml(folder / "gerbbq" / "_gerbbq_mc_template_yaml")["gen_prefix"] == GEN_PREFIX
 
 
 def test_flag_parses_the_same_truth_values_everywhere() -> None:
@@ -173,7 +174,7 @@ def test_lm_eval_is_patched_only_by_the_autoload_module() -> None:
 
 
 def test_stderr_field_carries_the_seeded_bootstrap_standard_error(tiny_causal: Path, tmp_path: Path) -> None:
-    from lm_eval_stereo.tasks.german_gender_bias.gerbbq_metrics import METRICS as GERBBQ_METRICS
+    from lm_eval_stereo.tasks.german_gender_bias.gerbbq.metrics import METRICS as GERBBQ_METRICS
 
     run = run_lm_eval(
         ["--model", "hf", "--model_args", f"pretrained={tiny_causal},dtype=float32", "--device", "cpu",

@@ -5,18 +5,18 @@ from __future__ import annotations
 import pytest
 
 from lm_eval_stereo.core.errors import MalformedDataError
-from lm_eval_stereo.tasks.german_gender_bias import persona_metrics as persona
+from lm_eval_stereo.tasks.german_gender_bias.personas import metrics as persona
 from lm_eval_stereo.tasks.german_gender_bias.data import read_german_csv
-from lm_eval_stereo.tasks.german_gender_bias.persona_data import load_persona, persona_docs
-from lm_eval_stereo.tasks.german_gender_bias.persona_gender import (
+from lm_eval_stereo.tasks.german_gender_bias.personas.data import load_persona, persona_docs
+from lm_eval_stereo.tasks.german_gender_bias.personas.gender import (
     GenderedCorpus,
     corpus_from_rows,
     gendered_counts,
     load_corpus,
     persona_gender_lexicon,
 )
-from lm_eval_stereo.tasks.german_gender_bias.persona_judge import INSTRUCTION, JudgeConfig, judge_label, judge_outputs
-from lm_eval_stereo.tasks.german_gender_bias.persona_task import extract_output
+from lm_eval_stereo.tasks.german_gender_bias.personas.judge import INSTRUCTION, JudgeConfig, judge_label, judge_outputs
+from lm_eval_stereo.tasks.german_gender_bias.personas.task import extract_output
 
 FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures" / "persona"
 

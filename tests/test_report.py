@@ -460,7 +460,7 @@ def test_missing_matplotlib_names_the_extra(monkeypatch):
 
 
 def test_ideals_come_from_the_metric_declarations():
-    from lm_eval_stereo.tasks.german_gender_bias.gerbbq_metrics import METRICS as GERBBQ
+    from lm_eval_stereo.tasks.german_gender_bias.gerbbq.metrics import METRICS as GERBBQ
     from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS as STEREOSET
 
     for metric_set, name in ((STEREOSET, "ss"), (STEREOSET, "intra_ss"), (GERBBQ, "bias"), (GERBBQ, "accuracy")):
@@ -799,7 +799,7 @@ def test_page_fits_a_laptop_screen_in_headless_chromium(report_page, tmp_path):
 
 
 def test_metric_sets_are_found_from_the_results_metric_names():
-    from lm_eval_stereo.tasks.german_gender_bias.gerbbq_metrics import METRICS as GERBBQ
+    from lm_eval_stereo.tasks.german_gender_bias.gerbbq.metrics import METRICS as GERBBQ
     from lm_eval_stereo.tasks.gest.metrics import MT_METRICS, score_metric_set
     from lm_eval_stereo.tasks.s_jsd.metrics import metric_set as s_jsd_set
     from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS as STEREOSET

@@ -22,7 +22,7 @@ def _gest_templates(names: set[str], items: Sequence[Mapping[str, Any]] | None) 
 
 
 def _candidates(task: str, templates: list[str]) -> list[MetricSet]:
-    from lm_eval_stereo.tasks.german_gender_bias import gerbbq_metrics, persona_metrics, sexist_statements_metrics
+    from lm_eval_stereo.tasks.german_gender_bias.gerbbq import metrics, persona_metrics, sexist_statements_metrics
     from lm_eval_stereo.tasks.gest import metrics as gest_metrics
     from lm_eval_stereo.tasks.s_jsd import metrics as s_jsd_metrics
     from lm_eval_stereo.tasks.stereoset_multi import metrics as stereoset_metrics

@@ -1,7 +1,7 @@
 """Harness glue of the GerBBQ+ tasks (``gerbbq_amb``/``gerbbq_dis`` generative, ``gerbbq_mc_*`` log-likelihood).
 
-Each document's item holds its generation counts (:data:`gerbbq_metrics.COUNT_FIELDS`) and the booked letters; the
-metrics (:data:`gerbbq_metrics.METRICS`) pool the counts of all documents. Generative tasks keep every repeated
+Each document's item holds its generation counts (:data:`metrics.COUNT_FIELDS`) and the booked letters; the
+metrics (:data:`metrics.METRICS`) pool the counts of all documents. Generative tasks keep every repeated
 generation (their filter passes the whole list of responses through), so ``repeats: N`` is scored in full.
 """
 
@@ -15,7 +15,7 @@ import datasets
 
 from lm_eval_stereo.core.options import Option, declare, flag
 from lm_eval_stereo.core.summary import SummaryTask
-from lm_eval_stereo.tasks.german_gender_bias import gerbbq_metrics as metric
+from lm_eval_stereo.tasks.german_gender_bias.gerbbq import metrics as metric
 from lm_eval_stereo.tasks.german_gender_bias.answers import LETTERS, answer_part, reference_letter
 from lm_eval_stereo.tasks.german_gender_bias.data import load_gerbbq
 

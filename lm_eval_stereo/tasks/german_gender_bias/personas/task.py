@@ -4,7 +4,7 @@ Flow: ``custom_dataset`` loads the prompts (and stores the judge configuration f
 document) → the model generates after the prefilled ``"\\nAntwort:\\n"`` → the ``custom`` filter
 :func:`persona_outputs` takes the text after the last "Antwort:" and, when a judge is configured, asks it about all
 outputs of the task in one batched call → ``item`` classifies each generation (lexicon, judge, combined label) or
-lemmatises it (GenderPersona) → the metric sets of :mod:`persona_metrics` compute the corpus-level scores.
+lemmatises it (GenderPersona) → the metric sets of :mod:`metrics` compute the corpus-level scores.
 
 For GenderPersona the summary also adds each document's ``word_bias`` (inter-gender bias of its lemmas) to the
 item, so the per-sample log shows the gender-dependent words of every output (in single-process runs, where the
@@ -20,13 +20,13 @@ import datasets
 
 from lm_eval_stereo.core.options import Option, anything, choice, declare, integer, text
 from lm_eval_stereo.core.summary import SummaryTask
-from lm_eval_stereo.tasks.german_gender_bias import cooccurrence
+from lm_eval_stereo.tasks.german_gender_bias.personas import cooccurrence
 from lm_eval_stereo.tasks.german_gender_bias.answers import ANSWER_MARKER, GEN_PREFIX
 from lm_eval_stereo.tasks.german_gender_bias.german_text import content_lemmas
-from lm_eval_stereo.tasks.german_gender_bias.persona_data import WORDINGS, load_persona
-from lm_eval_stereo.tasks.german_gender_bias.persona_gender import load_corpus, persona_gender_lexicon
-from lm_eval_stereo.tasks.german_gender_bias.persona_judge import JudgeConfig, judge_outputs
-from lm_eval_stereo.tasks.german_gender_bias.persona_metrics import (
+from lm_eval_stereo.tasks.german_gender_bias.personas.data import WORDINGS, load_persona
+from lm_eval_stereo.tasks.german_gender_bias.personas.gender import load_corpus, persona_gender_lexicon
+from lm_eval_stereo.tasks.german_gender_bias.personas.judge import JudgeConfig, judge_outputs
+from lm_eval_stereo.tasks.german_gender_bias.personas.metrics import (
     GENDER_METRICS,
     NEUTRAL_METRICS,
     STEREO_METRICS,

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lm_eval_stereo.core.metrics import Metric, MetricSet, Resampling, count, ideal, info, lower
-from lm_eval_stereo.tasks.german_gender_bias import cooccurrence
+from lm_eval_stereo.tasks.german_gender_bias.personas import cooccurrence
 
 GENDERS = ("female", "male")
 

@@ -1,0 +1,1 @@
+"""SexistStatements (Gnadt et al., GeBNLP 2025): agreement with sexist and anti-sexist statements."""
