@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lm_eval_stereo.tasks.german_gender_bias.personas import cooccurrence
 from lm_eval_stereo.tasks.german_gender_bias.german_text import content_lemmas, neutralize_gender, tokenize
+from lm_eval_stereo.tasks.german_gender_bias.personas import cooccurrence
 
 
 def test_tokenize_and_content_lemmas():

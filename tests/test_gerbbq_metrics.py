@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from lm_eval_stereo.core.errors import MalformedDataError
+from lm_eval_stereo.tasks.german_gender_bias.data import GERBBQ_COLUMNS, gerbbq_docs, load_gerbbq, read_german_csv
 from lm_eval_stereo.tasks.german_gender_bias.gerbbq import metrics as gerbbq
 from lm_eval_stereo.tasks.german_gender_bias.sexist_statements import metrics as sexist_statements
-from lm_eval_stereo.tasks.german_gender_bias.data import GERBBQ_COLUMNS, gerbbq_docs, load_gerbbq, read_german_csv
 
 FIXTURES = Path(__file__).parent / "fixtures" / "german"
 GENDERS = {"Ava": 1, "Ali": 0, "unbekannt": -1}

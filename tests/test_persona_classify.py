@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from lm_eval_stereo.core.errors import MalformedDataError
-from lm_eval_stereo.tasks.german_gender_bias.personas import metrics as persona
 from lm_eval_stereo.tasks.german_gender_bias.data import read_german_csv
+from lm_eval_stereo.tasks.german_gender_bias.personas import metrics as persona
 from lm_eval_stereo.tasks.german_gender_bias.personas.data import load_persona, persona_docs
 from lm_eval_stereo.tasks.german_gender_bias.personas.gender import (
     GenderedCorpus,

@@ -60,7 +60,9 @@ _TEMPLATE_SUFFIX = re.compile(r"_t\d+$")
 @cache
 def _declarations() -> tuple[Metric, ...]:
     """Every metric the plugin's benchmarks declare."""
-    from lm_eval_stereo.tasks.german_gender_bias.gerbbq import metrics, persona_metrics, sexist_statements_metrics
+    from lm_eval_stereo.tasks.german_gender_bias.gerbbq import metrics as gerbbq_metrics
+    from lm_eval_stereo.tasks.german_gender_bias.personas import metrics as persona_metrics
+    from lm_eval_stereo.tasks.german_gender_bias.sexist_statements import metrics as sexist_statements_metrics
     from lm_eval_stereo.tasks.gest import metrics as gest_metrics
     from lm_eval_stereo.tasks.s_jsd import metrics as s_jsd_metrics
     from lm_eval_stereo.tasks.stereoset_multi import metrics as stereoset_metrics

@@ -22,7 +22,9 @@ def _gest_templates(names: set[str], items: Sequence[Mapping[str, Any]] | None) 
 
 
 def _candidates(task: str, templates: list[str]) -> list[MetricSet]:
-    from lm_eval_stereo.tasks.german_gender_bias.gerbbq import metrics, persona_metrics, sexist_statements_metrics
+    from lm_eval_stereo.tasks.german_gender_bias.gerbbq import metrics as gerbbq_metrics
+    from lm_eval_stereo.tasks.german_gender_bias.personas import metrics as persona_metrics
+    from lm_eval_stereo.tasks.german_gender_bias.sexist_statements import metrics as sexist_statements_metrics
     from lm_eval_stereo.tasks.gest import metrics as gest_metrics
     from lm_eval_stereo.tasks.s_jsd import metrics as s_jsd_metrics
     from lm_eval_stereo.tasks.stereoset_multi import metrics as stereoset_metrics

@@ -15,9 +15,9 @@ import datasets
 
 from lm_eval_stereo.core.options import Option, declare, flag
 from lm_eval_stereo.core.summary import SummaryTask
-from lm_eval_stereo.tasks.german_gender_bias.gerbbq import metrics as metric
 from lm_eval_stereo.tasks.german_gender_bias.answers import LETTERS, answer_part, reference_letter
 from lm_eval_stereo.tasks.german_gender_bias.data import load_gerbbq
+from lm_eval_stereo.tasks.german_gender_bias.gerbbq import metrics as metric
 
 OPTIONS = declare(
     Option(

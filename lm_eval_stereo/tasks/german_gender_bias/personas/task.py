@@ -20,9 +20,9 @@ import datasets
 
 from lm_eval_stereo.core.options import Option, anything, choice, declare, integer, text
 from lm_eval_stereo.core.summary import SummaryTask
-from lm_eval_stereo.tasks.german_gender_bias.personas import cooccurrence
 from lm_eval_stereo.tasks.german_gender_bias.answers import ANSWER_MARKER, GEN_PREFIX
 from lm_eval_stereo.tasks.german_gender_bias.german_text import content_lemmas
+from lm_eval_stereo.tasks.german_gender_bias.personas import cooccurrence
 from lm_eval_stereo.tasks.german_gender_bias.personas.data import WORDINGS, load_persona
 from lm_eval_stereo.tasks.german_gender_bias.personas.gender import load_corpus, persona_gender_lexicon
 from lm_eval_stereo.tasks.german_gender_bias.personas.judge import JudgeConfig, judge_outputs

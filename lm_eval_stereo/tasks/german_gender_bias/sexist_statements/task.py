@@ -11,9 +11,9 @@ from typing import Any
 import datasets
 
 from lm_eval_stereo.core.summary import SummaryTask
-from lm_eval_stereo.tasks.german_gender_bias.sexist_statements import metrics as metric
 from lm_eval_stereo.tasks.german_gender_bias.answers import answer_part
 from lm_eval_stereo.tasks.german_gender_bias.data import load_sexist_statements
+from lm_eval_stereo.tasks.german_gender_bias.sexist_statements import metrics as metric
 from lm_eval_stereo.tasks.german_gender_bias.sexist_statements.agreement import statement_agreement
 
 
