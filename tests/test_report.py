@@ -26,6 +26,7 @@ from markdown_tables import parse_tables
 from scipy import stats
 
 from lm_eval_stereo.report import ReportError, build_report, render_markdown
+from lm_eval_stereo.report.declarations import Declaration, declaration_of
 from lm_eval_stereo.report.figures import (
     GEST_HEIGHT_PX,
     STEREOSET_HEIGHT_PX,
@@ -35,8 +36,7 @@ from lm_eval_stereo.report.figures import (
 )
 from lm_eval_stereo.report.formatting import format_value
 from lm_eval_stereo.report.html import render_html, write_html
-from lm_eval_stereo.report.ideals import ideal_for, is_detail
-from lm_eval_stereo.report.metric_sets import metric_set_for
+from lm_eval_stereo.report.runs import Run
 from lm_eval_stereo.report.tables import MAX_COLUMNS, Table, split
 
 LIMIT = 3
@@ -148,9 +148,7 @@ def test_metrics_with_an_ideal_in_the_middle_have_no_arrow(markdown):
         assert not {f"{name} ↑", f"{name} ↓"} & headers
     assert {"lms ↑", "icat ↑", "accuracy ↑", "undetermined ↓", "ties", "count"} <= headers
     for header in headers - {"model", "items"}:
-        name = header.split(" ")[0]
-        ideal = ideal_for(name)
-        if ideal is not None and ideal.direction == "target":
+        if "(ideal " in header:
             assert "↑" not in header and "↓" not in header, header
 
 
@@ -459,22 +457,47 @@ def test_missing_matplotlib_names_the_extra(monkeypatch):
         require_matplotlib()
 
 
+def results_of(task: str, names: list[str], metric_set: str | None = None) -> Run:
+    """A results file holding ``task`` with metrics ``names``, its config naming ``metric_set`` (None: a file written
+    before tasks recorded their declaration)."""
+    metadata = {"version": 1.0} | ({"metric_set": metric_set} if metric_set else {})
+    data = {"results": {task: {f"{name},none": 0.0 for name in names}}, "configs": {task: {"metadata": metadata}}}
+    return Run(Path("results_2026-01-01T00-00-00.json"), data)
+
+
+def declared_ideal(task: str, metric_set: str, name: str):
+    declaration = declaration_of(results_of(task, [name], metric_set), task)
+    assert isinstance(declaration, Declaration), (task, metric_set)
+    return declaration.ideal(name)
+
+
 def test_ideals_come_from_the_metric_declarations():
     from lm_eval_stereo.tasks.german_gender_bias.gerbbq.metrics import METRICS as GERBBQ
     from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS as STEREOSET
 
     for metric_set, name in ((STEREOSET, "ss"), (STEREOSET, "intra_ss"), (GERBBQ, "bias"), (GERBBQ, "accuracy")):
         declared = metric_set.metric(name)
-        ideal = ideal_for(name)
+        ideal = declared_ideal("my_task", metric_set.id, name)
         assert (ideal.direction, ideal.value) == (
             ("target", declared.ideal) if declared.direction == "ideal" else (declared.direction, None)
         )
-    assert (ideal_for("ss").value, ideal_for("bias").value, ideal_for("accuracy").direction) == (50, 0, "higher")
-    assert (ideal_for("gs_t1").value, ideal_for("q_05_social").value, ideal_for("f_m").value) == (1, 0, 0.5)
-    assert ideal_for("ties") is None and ideal_for("normalization") is None, "counts and text have no direction"
-    assert (ideal_for("cps").value, ideal_for("s_jsd").value, ideal_for("n_leaks").value) == (50, 0, 0)
-    assert ideal_for("leak_coef_en").direction == "target", "the report's reading of an undirected declaration"
-    assert ideal_for("token_acc_more").direction == "higher" and ideal_for("corr_human_en") is None
+    stereoset, gerbbq = "stereoset_multi.scores", "german_gender_bias.gerbbq"
+    assert declared_ideal("x", stereoset, "ss").value == 50 and declared_ideal("x", gerbbq, "bias").value == 0
+    assert declared_ideal("x", gerbbq, "accuracy").direction == "higher"
+    assert declared_ideal("x", "gest.translation", "f_m").value == 0.5
+    assert declared_ideal("x", "gest.scores", "q_05_social").value == 0
+    assert declared_ideal("x", stereoset, "ties") is None, "counts have no direction"
+    assert declared_ideal("x", stereoset, "normalization") is None, "text has no direction"
+    assert (declared_ideal("x", "s_jsd.causal", "cps").value, declared_ideal("x", "s_jsd.causal", "s_jsd").value) == (
+        50,
+        0,
+    )
+    leakage = "stereotype_leakage.regression"
+    assert declared_ideal("x", leakage, "n_leaks").value == 0
+    assert declared_ideal("x", leakage, "leak_coef_en").direction == "target", "the benchmark's report_ideals"
+    assert declared_ideal("x", leakage, "corr_human_en") is None
+    assert declared_ideal("x", "s_jsd.causal", "token_acc_more").direction == "higher"
+    assert declared_ideal("x", stereoset, "gs") is None, "another benchmark's metric is not this task's"
 
 
 # --- paired comparisons from the real --log_samples runs --------------------------------------------------------------
@@ -798,11 +821,14 @@ def test_page_fits_a_laptop_screen_in_headless_chromium(report_page, tmp_path):
     assert 0 < width <= SCREEN_WIDTH
 
 
-def test_metric_sets_are_found_from_the_results_metric_names():
+def test_results_without_a_declaration_are_read_through_the_one_fallback():
+    """Results written before tasks recorded their benchmark and metric set: the benchmark whose task patterns match
+    the name, and its metric set whose metrics fit the results."""
     from lm_eval_stereo.tasks.german_gender_bias.gerbbq.metrics import METRICS as GERBBQ
-    from lm_eval_stereo.tasks.gest.metrics import MT_METRICS, score_metric_set
+    from lm_eval_stereo.tasks.gest.metrics import MT_METRICS, PAIRS_METRICS, score_metric_set
     from lm_eval_stereo.tasks.s_jsd.metrics import metric_set as s_jsd_set
     from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS as STEREOSET
+    from lm_eval_stereo.tasks.stereotype_leakage.metrics import LEAKAGE_METRICS
 
     gest = score_metric_set("gest_en", ["t0", "t1", "t2"])
     cases = [
@@ -810,16 +836,33 @@ def test_metric_sets_are_found_from_the_results_metric_names():
         ("gest_mt_ru", MT_METRICS),
         ("gerbbq_mc_amb", GERBBQ),
         ("gest_en", gest),
+        ("gest_pairs_cs", PAIRS_METRICS),
         ("s_jsd_de", s_jsd_set("s_jsd_de", causal=True)),
         ("s_jsd_mlm_de", s_jsd_set("s_jsd_mlm_de")),
     ]
     for task, expected in cases:
-        found = metric_set_for(task, [*expected.names, "alias"])
-        assert found is not None and found.names == expected.names, task
-    assert metric_set_for("hellaswag", ["acc", "acc_norm"]) is None, "lm_eval's own tasks: no plugin metric set"
-    assert metric_set_for("stereotype_leakage_en", ["leak_coef_hi", "n_leaks", "count"]) is None
-    assert [is_detail(n) for n in ("q_01_emotional", "gs_t2", "p_16_strong")] == [True] * 3, "per stereotype/template"
-    assert [is_detail(n) for n in ("gs", "f_s", "ss", "lms", "accuracy", "s_jsd", "acc")] == [False] * 7
+        found = declaration_of(results_of(task, [*expected.names]), task)
+        assert found is not None and found.metric_set.names == expected.names, task
+        assert found.metric_set.id == expected.id, task
+    leakage_names = [m.name for m in LEAKAGE_METRICS if m.numeric]
+    leakage = declaration_of(results_of("stereotype_leakage_en", leakage_names), "stereotype_leakage_en")
+    assert leakage.metric_set.id == "stereotype_leakage.regression"
+    assert declaration_of(results_of("hellaswag", ["acc", "acc_norm"]), "hellaswag") is None, "lm_eval's own task"
+    assert declaration_of(results_of("my_stereoset", [*STEREOSET.names]), "my_stereoset") is None, "unknown name"
+    gest_found = declaration_of(results_of("gest_en", [*gest.names]), "gest_en")
+    assert [gest_found.is_detail(n) for n in ("q_01_emotional", "gs_t2", "gs", "count")] == [True, True, False, False]
+    mt_found = declaration_of(results_of("gest_mt_ru", [*MT_METRICS.names]), "gest_mt_ru")
+    assert [mt_found.is_detail(n) for n in ("p_16_strong", "f_s")] == [True, False]
+
+
+def test_a_recorded_declaration_wins_over_the_name():
+    """A task recorded as StereoSet is StereoSet whatever it is called, and a recorded id no benchmark declares is no
+    plugin task."""
+    from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS as STEREOSET
+
+    found = declaration_of(results_of("gest_en", [*STEREOSET.names], STEREOSET.id), "gest_en")
+    assert found.benchmark.name == "stereoset_multi" and found.metric_set.id == STEREOSET.id
+    assert declaration_of(results_of("gest_en", ["gs"], "nobody.nothing"), "gest_en") is None
 
 
 # --- reading the HTML page and PNG headers ---------------------------------------------------------------------------

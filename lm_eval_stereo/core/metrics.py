@@ -112,12 +112,15 @@ class Resampling:
 
 @dataclass(frozen=True)
 class MetricSet:
-    """All metrics of a task and the functions that compute them (see the module docstring)."""
+    """All metrics of a task and the functions that compute them (see the module docstring). ``id`` names the kind
+    of metric set in the benchmark registry, ``<benchmark>.<kind>`` (:mod:`lm_eval_stereo.core.registry`); tasks
+    write it into their results so that the report finds this declaration whatever the task is called."""
 
     label: str
     metrics: tuple[Metric, ...]
     summarize: Callable[[Items], Mapping[str, Any]]
     resampling: tuple[Resampling, ...] = field(default=())
+    id: str = ""
 
     def __post_init__(self) -> None:
         names = [m.name for m in self.metrics]

@@ -5,6 +5,8 @@ own ``metadata``. Every task declares its options (:class:`Option`: name, defaul
 returns their values and rejects keys that are neither an option of this task, an option of another plugin task
 (one ``--metadata`` serves every task of a run), a task-YAML metadata key, nor a model argument of a known backend.
 A typo such as ``normalisation`` is therefore an error that lists the keys the task accepts, never a silent default.
+The options of the other tasks are those the benchmarks declare in the registry (:mod:`lm_eval_stereo.core.registry`),
+which ``lm_eval_stereo.tasks`` fills before any plugin task is built, whatever the order of ``--tasks``.
 
 Truth values are parsed the same way everywhere (:func:`flag`): true for ``true``/``1``/``yes``/``on``, false for
 ``false``/``0``/``no``/``off``, in any case; anything else is an error naming the option.
@@ -18,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lm_eval_stereo.core import registry
 from lm_eval_stereo.core.errors import OptionError
 
 TRUE = ("1", "true", "yes", "on")
@@ -92,31 +95,6 @@ class Option:
         return self.parse(given[self.name], self.name)
 
 
-#: every option of every plugin task, by name (filled by :func:`declare` as the task modules are imported)
-_ALL_OPTIONS: dict[str, Option] = {}
-
-
-def declare(*options: Option) -> tuple[Option, ...]:
-    """Register the options of a task (so other tasks of the same run accept them) and return them."""
-    for option in options:
-        _ALL_OPTIONS.setdefault(option.name, option)
-    return options
-
-
-@functools.cache
-def all_options() -> frozenset[str]:
-    """Names of the options of every plugin task (imports every ``task*`` module of ``lm_eval_stereo.tasks``)."""
-    import importlib
-    import pkgutil
-
-    import lm_eval_stereo.tasks as tasks
-
-    for module in pkgutil.walk_packages(tasks.__path__, tasks.__name__ + "."):
-        if module.name.rsplit(".", 1)[-1].startswith("task"):
-            importlib.import_module(module.name)
-    return frozenset(_ALL_OPTIONS)
-
-
 #: the plugin backends' own model arguments (``hf-mlm``: HFLM's and ``pll``; ``replay``: the recording's columns).
 #: Declared here, not read from the classes, so that ``core`` never imports ``models``; a test checks them equal.
 PLUGIN_MODEL_ARGUMENTS = ("pll", "outputs", "prompt_column", "output_column", "prefill")
@@ -137,7 +115,7 @@ def _model_arguments() -> frozenset[str]:
 def parse(task: str, options: Sequence[Option], given: Mapping[str, Any]) -> dict[str, Any]:
     """The values of ``options`` from ``given`` (model arguments + ``--metadata`` + YAML metadata of ``task``)."""
     own = {option.name for option in options}
-    known = own | all_options() | set(YAML_METADATA) | _model_arguments()
+    known = own | registry.all_options() | set(YAML_METADATA) | _model_arguments()
     unknown = sorted(key for key in given if key not in known)
     if unknown:
         raise OptionError(_unknown_message(task, unknown, options))
@@ -148,7 +126,9 @@ def _unknown_message(task: str, unknown: Iterable[str], options: Sequence[Option
     accepted = ", ".join(f"{o.name} (default {o.default!r})" for o in options) or "none"
     parts = []
     for key in unknown:
-        close = difflib.get_close_matches(key, [o.name for o in options] or sorted(all_options()), n=1, cutoff=0.75)
+        close = difflib.get_close_matches(
+            key, [o.name for o in options] or sorted(registry.all_options()), n=1, cutoff=0.75
+        )
         parts.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
     return (
         f"task {task}: unknown --metadata key {', '.join(parts)}; this task accepts: {accepted}. "

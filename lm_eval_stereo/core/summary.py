@@ -22,7 +22,9 @@ from typing import Any, ClassVar
 from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_stereo.core import options as task_options
+from lm_eval_stereo.core import registry
 from lm_eval_stereo.core.metrics import MetricSet, register_table
+from lm_eval_stereo.core.sources import SOURCES
 
 MAX_CACHED = 32
 
@@ -81,20 +83,18 @@ class SharedSummary:
         return aggregate
 
 
-def data_pins(task_class: type) -> str:
-    """``source@commit`` of every pinned upstream source the task's benchmark reads (the ``*SOURCE`` names of its
-    ``data.py``, the module beside the task class in ``lm_eval_stereo/tasks/<benchmark>/``)."""
-    import importlib
-
-    from lm_eval_stereo.core.sources import SOURCES
-
-    package = task_class.__module__.rsplit(".", 1)[0]
-    try:
-        data = importlib.import_module(f"{package}.data")
-    except ImportError:
-        return ""
-    names = sorted({value for key, value in vars(data).items() if key.endswith("SOURCE") and value in SOURCES})
-    return ", ".join(f"{name}@{SOURCES[name].commit[:12]}" for name in names)
+def declaration(metric_set: MetricSet) -> dict[str, str]:
+    """What a task writes into its config metadata so that its results name what computed them: its ``benchmark``,
+    the ``metric_set`` id (:mod:`lm_eval_stereo.core.registry`) and ``data``, ``source@commit`` of every pinned upstream
+    source the benchmark reads."""
+    bench = registry.benchmark_of_metric_set(metric_set.id)
+    if bench is None:
+        raise RuntimeError(
+            f"{metric_set.label}: metric set id {metric_set.id!r} is declared by no registered benchmark "
+            "(lm_eval_stereo/tasks/<benchmark>/__init__.py)"
+        )
+    pins = ", ".join(f"{name}@{SOURCES[name].commit[:12]}" for name in sorted(bench.sources))
+    return {"benchmark": bench.name, "metric_set": metric_set.id, "data": pins}
 
 
 class SummaryTask(ConfigurableTask):
@@ -115,9 +115,11 @@ class SummaryTask(ConfigurableTask):
         config["num_fewshot"] = 0
         self.options = task_options.parse(str(config.get("task")), self.OPTIONS, config.get("metadata") or {})
         super().__init__(config=config, **kwargs)
-        # the options in force and the data pins are part of the task's config in the results (what was measured, how)
-        self.config.metadata = {**(self.config.metadata or {}), **self.options, "data": data_pins(type(self))}
-        self._shared = SharedSummary(self.metric_set(), self.KEY_FIELD)
+        # the options in force, the benchmark, its metric set and the data pins are part of the task's config in the
+        # results (what was measured, how): the report finds the declaration from there, whatever the task's name
+        metric_set = self.metric_set()
+        self.config.metadata = {**(self.config.metadata or {}), **self.options, **declaration(metric_set)}
+        self._shared = SharedSummary(metric_set, self.KEY_FIELD)
         register_table(str(self.config.task), self._shared.metric_set)
 
     def metric_set(self) -> MetricSet:

@@ -6,7 +6,7 @@ from datetime import datetime
 from pathlib import Path
 
 from lm_eval_stereo.core.bootstrap import DEFAULT_SEED
-from lm_eval_stereo.report.capability import hidden_tasks, is_lm_eval_task
+from lm_eval_stereo.report.capability import hidden_tasks
 from lm_eval_stereo.report.checks import check
 from lm_eval_stereo.report.comparisons import paired_comparisons
 from lm_eval_stereo.report.model import Cell, Report, Row
@@ -56,7 +56,7 @@ def build_report(
             cells[(task, key)] = Cell(task, row, run)
     ordered = sorted(rows.values(), key=lambda row: row.label)
     report = Report(ordered, sorted({task for task, _ in cells}), cells, runs, skipped)
-    if not any(not is_lm_eval_task(task) for task in report.tasks):
+    if all(report.is_lm_eval_task(task) for task in report.tasks):
         report.warnings.append(_no_bias_benchmark(report))
     report.warnings += check(report)
     if paired:

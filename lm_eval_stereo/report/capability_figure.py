@@ -21,7 +21,6 @@ from lm_eval_stereo.report.capability_tables import (
 )
 from lm_eval_stereo.report.figures import Figure, _canvas, _colors, _model_legend, _save, dot_plot_height
 from lm_eval_stereo.report.formatting import metric_header
-from lm_eval_stereo.report.ideals import ideal_for
 from lm_eval_stereo.report.model import Estimate, Report
 from lm_eval_stereo.report.runs import is_number
 
@@ -89,9 +88,9 @@ def capability_figures(report: Report, directory: Path) -> list[Figure]:
         if not panels:
             continue
         figure, axes = _canvas(dot_plot_height(len(panels)), math.ceil(len(panels) / 2), min(2, len(panels)))
-        title = f"{bias_task}: {metric_header(headline)} against lm_eval's own tasks"
+        bias_ideal = report.ideal(bias_task, headline)
+        title = f"{bias_task}: {metric_header(headline, bias_ideal)} against lm_eval's own tasks"
         figure.suptitle(title, fontsize=10)
-        bias_ideal = ideal_for(headline)
         for ax, (task, metric, ideal, points) in zip(axes, panels):
             for point in points:
                 ax.errorbar(
@@ -106,7 +105,7 @@ def capability_figures(report: Report, directory: Path) -> list[Figure]:
             if bias_ideal is not None and bias_ideal.value is not None:
                 ax.axhline(bias_ideal.value, color="0.5", linestyle="--", linewidth=0.8)
             ax.set_xlabel(f"{task} {capability_header(metric, ideal)}", fontsize=8)
-            ax.set_ylabel(metric_header(headline), fontsize=8)
+            ax.set_ylabel(metric_header(headline, bias_ideal), fontsize=8)
         for ax in axes[len(panels) :]:
             ax.set_axis_off()
         shown = {point.key for *_, points in panels for point in points}

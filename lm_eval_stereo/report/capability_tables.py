@@ -8,7 +8,6 @@ headline); the benchmarks shown are those run on their own or as the outermost o
 
 from __future__ import annotations
 
-from lm_eval_stereo.report.capability import is_lm_eval_task
 from lm_eval_stereo.report.formatting import format_estimate, format_value, metric_header
 from lm_eval_stereo.report.ideals import Ideal
 from lm_eval_stereo.report.model import Cell, Estimate, Report
@@ -33,12 +32,12 @@ Columns = tuple[list[str], list[list[str]]]
 
 def bias_tasks(report: Report) -> list[str]:
     """The plugin's tasks and groups of the report."""
-    return [task for task in report.tasks if not is_lm_eval_task(task)]
+    return [task for task in report.tasks if not report.is_lm_eval_task(task)]
 
 
 def lm_eval_tasks(report: Report) -> list[str]:
     """lm_eval's own tasks and groups of the report (members of its groups are not in the report)."""
-    return [task for task in report.tasks if is_lm_eval_task(task)]
+    return [task for task in report.tasks if report.is_lm_eval_task(task)]
 
 
 def capability_header(name: str, ideal: Ideal | None) -> str:
@@ -116,14 +115,14 @@ def summary_table(report: Report) -> Columns | None:
     capability = [(task, metric) for task in lm_eval_tasks(report) for metric in capability_metrics(report, task)]
     if not bias or not capability:
         return None
-    headers = ["model", *(f"{task} {metric_header(name)}" for task, name in bias)]
+    headers = ["model", *(f"{task} {metric_header(name, report.ideal(task, name))}" for task, name in bias)]
     headers += [f"{task} {capability_header(name, ideal)}" for task, (name, ideal) in capability]
     rows = []
     for row in report.rows:
         line = [row.label]
         for task, name in bias:
             cell = report.cell(task, row)
-            line.append(format_estimate(name, cell.estimate(name)) if cell and name in cell.values else "")
+            line.append(format_estimate(cell.estimate(name), cell.ideal(name)) if cell and name in cell.values else "")
         for task, (name, _) in capability:
             cell = report.cell(task, row)
             line.append(capability_value(cell.estimate(name)) if cell and name in cell.values else "")

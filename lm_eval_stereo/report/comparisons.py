@@ -21,7 +21,7 @@ from typing import Any
 
 from lm_eval_stereo.core.bootstrap import DEFAULT_ITERS, DEFAULT_SEED
 from lm_eval_stereo.core.metrics import MetricSet
-from lm_eval_stereo.report.metric_sets import interval_metrics, metric_set_for
+from lm_eval_stereo.report.declarations import declaration_of, interval_metrics
 from lm_eval_stereo.report.model import Cell, Report
 from lm_eval_stereo.report.paired import (
     PERMUTATIONS,
@@ -105,7 +105,8 @@ class _Source:
         if first and "association" in first[0]:
             metric_set = leakage_cells.CELL_METRICS
             return metric_set, [metric.name for metric in metric_set.metrics if metric.ci]
-        metric_set = metric_set_for(cell_a.task, cell_a.values, first)
+        declaration = declaration_of(cell_a.run, cell_a.task, first)
+        metric_set = declaration.metric_set if declaration else None
         if metric_set is None:
             return None
         return metric_set, [name for name in cell_a.headlines if name in cell_b.headlines]

@@ -2,8 +2,9 @@
 
 matplotlib is the optional extra ``lm-eval-stereo[report]``: it is imported only when a figure is drawn, and
 :func:`require_matplotlib` says which extra to install when it is missing. A figure is drawn only when its metrics
-are in the results: StereoSet LMS against SS, GEST per-stereotype scores and g_s, the German gender-bias tasks,
-GEST MT, S_JSD per language and the stereotype-leakage matrix. Every figure has a fixed width of
+are in the results. Each benchmark declares its figures (:class:`~lm_eval_stereo.core.registry.FigureSpec`: which
+drawing, from the cells of which metric sets, with which metrics): StereoSet LMS against SS, GEST per-stereotype
+scores and g_s, GEST MT, the German gender-bias tasks, S_JSD per language and the stereotype-leakage matrix. Every figure has a fixed width of
 :data:`WIDTH_PX` pixels and a height that depends only on its number of panels.
 """
 
@@ -16,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lm_eval_stereo.core.registry import FigureSpec, benchmarks
 from lm_eval_stereo.report.formatting import metric_header
-from lm_eval_stereo.report.ideals import ideal_for
+from lm_eval_stereo.report.ideals import Ideal
 from lm_eval_stereo.report.model import Cell, Estimate, Report
 from lm_eval_stereo.report.runs import ReportError
 
@@ -33,21 +35,6 @@ GEST_HEIGHT_PX = 700
 PANEL_ROW_HEIGHT_PX = 280
 TITLE_HEIGHT_PX = 40
 _Q_NAME = re.compile(r"^q_(\d\d)_(.+)$")
-#: tasks of the German gender-bias figure (GerBBQ+, SexistStatements, personas), by name prefix
-GERMAN_TASKS = ("gerbbq", "sexist_statements", "stereo_persona", "neutral_persona", "gender_persona")
-GERMAN_METRICS = (
-    "accuracy",
-    "bias",
-    "combined_sexism",
-    "sexist_agreement",
-    "antisexist_disagreement",
-    "stereo_accuracy",
-    "female_share",
-    "grammar_agreement",
-    "cooc_inter_mean",
-)
-GEST_MT_METRICS = ("f_s", "f_m")
-S_JSD_METRICS = ("s_jsd", "b_s_jsd", "cps")
 LEAK_PREFIX = "leak_coef_"
 
 
@@ -114,6 +101,21 @@ def _leaf_cells(report: Report, accept: Callable[[Cell], bool]) -> list[Cell]:
     return [cell for task in report.tasks for cell in report.task_cells(task) if not cell.members and accept(cell)]
 
 
+def _cells_of(report: Report, spec: FigureSpec) -> list[Cell]:
+    """The task cells computed by one of the metric sets a figure is declared for."""
+
+    def accept(cell: Cell) -> bool:
+        metric_set = cell.declaration.metric_set if cell.declaration else None
+        return metric_set is not None and metric_set.id in spec.metric_sets
+
+    return _leaf_cells(report, accept)
+
+
+def _ideal(cells: list[Cell], name: str) -> Ideal | None:
+    """The declared ideal of ``name`` in the first of ``cells`` that declares one."""
+    return next((ideal for cell in cells if (ideal := cell.ideal(name))), None)
+
+
 def _model_legend(ax: Axes, report: Report, cells: Iterable[Cell], colors: dict[str, Any], **where: Any) -> None:
     from matplotlib.lines import Line2D
 
@@ -129,20 +131,22 @@ def _model_legend(ax: Axes, report: Report, cells: Iterable[Cell], colors: dict[
 # --- StereoSet -------------------------------------------------------------------------------------------------------
 
 
-def stereoset_figure(report: Report, directory: Path) -> Figure | None:
+def stereoset_figure(report: Report, cells: list[Cell], spec: FigureSpec, directory: Path) -> list[Figure]:
     """LMS against SS per model (colour) and language (marker) with CI bars, the ideal point and ICAT contours."""
     import numpy as np
     from matplotlib.lines import Line2D
 
-    cells = _leaf_cells(report, lambda cell: {"lms", "ss"} <= set(cell.headlines))
+    from lm_eval_stereo.tasks.stereoset_multi.metrics import icat
+
+    cells = [cell for cell in cells if {"lms", "ss"} <= set(cell.headlines)]
     if not cells:
-        return None
+        return []
     colors = _colors(report)
     tasks = list(dict.fromkeys(cell.task for cell in cells))
     markers = dict(zip(tasks, "osD^vP*Xhp<>8" * 4))
     figure, (ax,) = _canvas(STEREOSET_HEIGHT_PX)
     lms, ss = np.meshgrid(np.linspace(0, 100, 201), np.linspace(0, 100, 201))
-    contours = ax.contour(lms, ss, lms * np.minimum(ss, 100 - ss) / 50, levels=[20, 40, 60, 80], colors="0.7")
+    contours = ax.contour(lms, ss, np.vectorize(icat)(lms, ss), levels=[20, 40, 60, 80], colors="0.7")
     ax.clabel(contours, fmt="ICAT %d", fontsize=7)
     ax.axhline(50, color="0.5", linestyle="--", linewidth=0.8)
     for cell in cells:
@@ -173,7 +177,7 @@ def stereoset_figure(report: Report, directory: Path) -> Figure | None:
         "SS above the dashed line prefers stereotypes, below it anti-stereotypes: neither side is better, the "
         "distance to 50 is the bias. Bars are 95% bootstrap CIs."
     )
-    return _save(figure, directory, "stereoset.png", "StereoSet: LMS vs SS", how)
+    return [_save(figure, directory, spec.file, spec.title, how)]
 
 
 # --- GEST ------------------------------------------------------------------------------------------------------------
@@ -210,26 +214,28 @@ def _gs_panel(ax: Axes, cells: list[Cell], colors: dict[str, Any]) -> None:
     ax.set_title("g_s (ideal 1)", fontsize=10)
 
 
-def gest_figures(report: Report, directory: Path) -> list[Figure]:
+def gest_figures(report: Report, cells: list[Cell], spec: FigureSpec, directory: Path) -> list[Figure]:
     """Per GEST task: the 16 per-stereotype scores per model (masculine on top) and g_s, with CIs."""
     figures = []
     colors = _colors(report)
+    gs_ideal = _ideal(cells, "gs")
     how = (
         "Left: each stereotype's score q_i per model; 0 (dashed) is no preference, right of it the model prefers "
         "the masculine form, left the feminine one. A model that shares the stereotypes puts 1–7 left and 8–16 "
-        f"right. Right: g_s, {ideal_for('gs').describe()}; above 1 the model is stereotypical. Bars: 95% CIs."
+        f"right. Right: g_s, {gs_ideal.describe() if gs_ideal else 'ideal 1'}; above 1 the model is stereotypical. "
+        "Bars: 95% CIs."
     )
-    for task in report.tasks:
-        cells = [cell for cell in report.task_cells(task) if not cell.members and "gs" in cell.headlines]
-        if not cells:
+    for task in dict.fromkeys(cell.task for cell in cells):
+        cells_of_task = [cell for cell in cells if cell.task == task and "gs" in cell.headlines]
+        if not cells_of_task:
             continue
-        names = sorted({name for cell in cells for name in cell.headlines if _Q_NAME.match(name)}, reverse=True)
+        names = sorted({n for cell in cells_of_task for n in cell.headlines if _Q_NAME.match(n)}, reverse=True)
         figure, (ax_q, ax_gs) = _canvas(GEST_HEIGHT_PX, 1, 2, width_ratios=[3, 1])
-        _stereotype_panel(ax_q, cells, names, colors)
+        _stereotype_panel(ax_q, cells_of_task, names, colors)
         ax_q.set_title(f"{task}: per-stereotype scores (1–7 feminine, 8–16 masculine stereotypes)", fontsize=10)
-        _gs_panel(ax_gs, cells, colors)
-        _model_legend(ax_gs, report, cells, colors, loc="upper center", bbox_to_anchor=(0.5, -0.08))
-        figures.append(_save(figure, directory, f"gest_{task}.png", f"GEST ({task})", how))
+        _gs_panel(ax_gs, cells_of_task, colors)
+        _model_legend(ax_gs, report, cells_of_task, colors, loc="upper center", bbox_to_anchor=(0.5, -0.08))
+        figures.append(_save(figure, directory, spec.file.format(task=task), spec.title.format(task=task), how))
     return figures
 
 
@@ -257,53 +263,42 @@ def _dot_plot(report: Report, cells: list[Cell], metrics: list[str], title: str)
             estimate = cell.estimate(metric)
             x = tasks.index(cell.task) + offset
             ax.errorbar(x, _number(estimate.value), yerr=_error(estimate), fmt="o", color=colors[cell.row.key])
-        if (ideal := ideal_for(metric)) and ideal.value is not None:
+        if (ideal := _ideal(cells, metric)) and ideal.value is not None:
             ax.axhline(ideal.value, color="0.5", linestyle="--", linewidth=0.8)
         ax.set_xticks(range(len(tasks)), labels=tasks, fontsize=7, rotation=20, ha="right")
         ax.set_xlim(-0.6, len(tasks) - 0.4)
-        ax.set_title(metric_header(metric), fontsize=9)
+        ax.set_title(metric_header(metric, _ideal(cells, metric)), fontsize=9)
     for ax in axes[len(metrics) :]:
         ax.set_axis_off()
     _model_legend(axes[0], report, cells, colors, loc="best")
     return figure
 
 
-def _how_to_read(metrics: list[str]) -> str:
-    ideals = "; ".join(f"{name}: {ideal.describe()}" for name in metrics if (ideal := ideal_for(name)))
+def _how_to_read(cells: list[Cell], metrics: list[str]) -> str:
+    ideals = "; ".join(f"{name}: {ideal.describe()}" for name in metrics if (ideal := _ideal(cells, name)))
     return f"One point per model and task with its 95% CI; a dashed line marks an ideal in the middle. {ideals}."
 
 
-def family_figures(report: Report, directory: Path) -> list[Figure]:
-    """Dot plots of the German gender-bias tasks, GEST MT and S_JSD, each drawn when its metrics are present."""
-    families = [
-        ("german.png", "German gender bias: GerBBQ+, SexistStatements, personas", GERMAN_TASKS, GERMAN_METRICS),
-        ("gest_mt.png", "GEST machine translation: stereotype and masculine rate", ("gest_mt_",), GEST_MT_METRICS),
-        ("s_jsd.png", "S_JSD per language", ("s_jsd",), S_JSD_METRICS),
-    ]
-    figures = []
-    for file, title, prefixes, wanted in families:
-        cells = _leaf_cells(report, lambda cell, prefixes=prefixes: cell.task.startswith(prefixes))
-        metrics = [name for name in wanted if any(name in cell.values for cell in cells)]
-        if metrics:
-            figure = _dot_plot(report, cells, metrics, title)
-            figures.append(_save(figure, directory, file, title, _how_to_read(metrics)))
-    return figures
+def dot_plot_figure(report: Report, cells: list[Cell], spec: FigureSpec, directory: Path) -> list[Figure]:
+    """A dot plot of the declared metrics present in the cells (the German tasks, GEST MT, S_JSD)."""
+    metrics = [name for name in spec.metrics if any(name in cell.values for cell in cells)]
+    if not metrics:
+        return []
+    figure = _dot_plot(report, cells, metrics, spec.title)
+    return [_save(figure, directory, spec.file, spec.title, _how_to_read(cells, metrics))]
 
 
 # --- stereotype leakage ----------------------------------------------------------------------------------------------
 
 
-def leakage_figure(report: Report, directory: Path) -> Figure | None:
+def leakage_figure(report: Report, cells: list[Cell], spec: FigureSpec, directory: Path) -> list[Figure]:
     """Per model, a matrix of ``leak_coef_<source>`` (columns) per leakage task (rows, the target languages)."""
     import numpy as np
     from matplotlib import colormaps
 
-    cells = _leaf_cells(
-        report,
-        lambda cell: cell.task.startswith("stereotype_leakage") and any(n.startswith(LEAK_PREFIX) for n in cell.values),
-    )
+    cells = [cell for cell in cells if any(n.startswith(LEAK_PREFIX) for n in cell.values)]
     if not cells:
-        return None
+        return []
     names = {
         n for cell in cells for n in cell.values if n.startswith(LEAK_PREFIX) and not n.endswith(("_low", "_high"))
     }
@@ -332,15 +327,29 @@ def leakage_figure(report: Report, directory: Path) -> Figure | None:
         ax.set_axis_off()
     how = (
         "Each cell is leak_coef_<source>: how strongly the stereotypes of the source language carry over into the "
-        f"task's language; {ideal_for('leak_coef_x').describe()}. Red: positive, blue: negative, grey: not measured."
+        f"task's language; {_ideal(cells, LEAK_PREFIX + sources[0]).describe()}. Red: positive, blue: negative, grey: "
+        "not measured."
     )
-    return _save(figure, directory, "leakage.png", "Stereotype leakage", how)
+    return [_save(figure, directory, spec.file, spec.title, how)]
+
+
+#: the report's drawings, by the ``kind`` a benchmark's :class:`FigureSpec` names
+DRAWINGS: dict[str, Callable[[Report, list[Cell], FigureSpec, Path], list[Figure]]] = {
+    "lms_ss": stereoset_figure,
+    "gest_stereotypes": gest_figures,
+    "dot_plot": dot_plot_figure,
+    "leakage_matrix": leakage_figure,
+}
 
 
 def draw_figures(report: Report, directory: Path) -> list[Figure]:
-    """Every figure whose metrics are in the report, written as PNGs into ``directory``."""
+    """Every figure the benchmarks declare whose metrics are in the report, written as PNGs into ``directory``."""
     require_matplotlib()
     directory.mkdir(parents=True, exist_ok=True)
-    figures = [stereoset_figure(report, directory), *gest_figures(report, directory)]
-    figures += [*family_figures(report, directory), leakage_figure(report, directory)]
-    return [figure for figure in figures if figure is not None]
+    figures: list[Figure] = []
+    for bench in benchmarks():
+        for spec in bench.figures:
+            cells = _cells_of(report, spec)
+            if cells:
+                figures += DRAWINGS[spec.kind](report, cells, spec, directory)
+    return figures

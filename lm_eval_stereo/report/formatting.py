@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from lm_eval_stereo.report.ideals import ideal_for
+from lm_eval_stereo.report.ideals import Ideal
 from lm_eval_stereo.report.model import Estimate
 from lm_eval_stereo.report.runs import is_nan, is_number
 
@@ -20,9 +20,9 @@ def format_value(value: Any, sign: str = "") -> str:
     return str(value)
 
 
-def format_estimate(name: str, estimate: Estimate, stderr: bool = True) -> str:
+def format_estimate(estimate: Estimate, ideal: Ideal | None, stderr: bool = True) -> str:
     """``value ± stderr [low, high] Δ+d``: stderr (unless ``stderr`` is false) and CI where the results have them,
-    Δ for target metrics."""
+    Δ for a metric whose ``ideal`` is a target."""
     text = format_value(estimate.value)
     if text == "nan" and all(is_nan(bound) for bound in (estimate.low, estimate.high)):
         return text
@@ -30,15 +30,13 @@ def format_estimate(name: str, estimate: Estimate, stderr: bool = True) -> str:
         text += f" ± {format_value(estimate.stderr)}"
     if estimate.low is not None and estimate.high is not None:
         text += f" [{format_value(estimate.low)}, {format_value(estimate.high)}]"
-    ideal = ideal_for(name)
     if ideal and is_number(estimate.value) and (distance := ideal.distance(float(estimate.value))) is not None:
         text += f" Δ{format_value(distance, '+')}"
     return text
 
 
-def metric_header(name: str) -> str:
+def metric_header(name: str, ideal: Ideal | None) -> str:
     """Column title: the name with ↑/↓ where the ideal is an end of the range, ``(ideal x)`` where it is not."""
-    ideal = ideal_for(name)
     if ideal is None:
         return name
     return f"{name} {ideal.arrow}" if ideal.arrow else f"{name} (ideal {ideal.value:g})"

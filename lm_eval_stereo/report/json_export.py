@@ -7,7 +7,6 @@ import math
 from dataclasses import asdict
 from typing import Any
 
-from lm_eval_stereo.report.capability import is_lm_eval_task
 from lm_eval_stereo.report.checks import group_warnings
 from lm_eval_stereo.report.model import Report
 from lm_eval_stereo.report.paired import ALPHA, MCNEMAR, SIGN_FLIP, STOP_AFTER, PairedResult
@@ -98,7 +97,7 @@ def report_json(report: Report) -> dict[str, Any]:
         "models": [{"label": row.label, "model": row.model, "model_args": row.model_args} for row in report.rows],
         "summary": [{"task": task, "metric": name} for task, name in summary_columns(report)],
         "tasks": tasks,
-        "lm_eval_tasks": [task for task in report.tasks if is_lm_eval_task(task)],
+        "lm_eval_tasks": [task for task in report.tasks if report.is_lm_eval_task(task)],
         "paired": _paired(report),
         "warnings": [asdict(finding) for finding in report.warnings],
         "warnings_by_kind": {

@@ -10,8 +10,9 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lm_eval_stereo.report.capability import capability_ideal, capability_metrics, is_lm_eval_task
-from lm_eval_stereo.report.ideals import Ideal, declared, ideal_for
+from lm_eval_stereo.report.capability import capability_ideal, capability_metrics
+from lm_eval_stereo.report.declarations import Declaration, declaration_of
+from lm_eval_stereo.report.ideals import Ideal
 from lm_eval_stereo.report.runs import Finding, Run, is_number
 
 if TYPE_CHECKING:
@@ -55,15 +56,18 @@ class Cell:
     run: Run
     values: dict[str, Any] = field(init=False)
     members: tuple[str, ...] = field(init=False)
+    #: the benchmark and metric sets that computed the cell (:mod:`lm_eval_stereo.report.declarations`)
+    declaration: Declaration | None = field(init=False)
 
     def __post_init__(self) -> None:
         self.values = self.run.values(self.task)
         self.members = self.run.members(self.task)
+        self.declaration = declaration_of(self.run, self.task)
 
     @property
     def lm_eval_task(self) -> bool:
-        """Whether the cell is one of lm_eval's own tasks or groups (:mod:`lm_eval_stereo.report.capability`)."""
-        return is_lm_eval_task(self.task)
+        """Whether the cell is one of lm_eval's own tasks or groups: no plugin declaration computed it."""
+        return self.declaration is None
 
     @property
     def headlines(self) -> list[str]:
@@ -74,13 +78,19 @@ class Cell:
         if self.members:
             names: dict[str, None] = {}
             for member in self.members:
-                names.update(dict.fromkeys(_headlines(self.run.values(member))))
+                names.update(dict.fromkeys(_headlines(self.run.values(member), self.declaration)))
             return [name for name in names if name in self.values]
-        return _headlines(self.values)
+        return _headlines(self.values, self.declaration)
 
     def ideal(self, name: str) -> Ideal | None:
         """How ``name`` is best: the benchmark's declaration, for lm_eval's own tasks the results' higher_is_better."""
-        return capability_ideal(self.run, self.task, name) if self.lm_eval_task else ideal_for(name)
+        if self.declaration is None:
+            return capability_ideal(self.run, self.task, name)
+        return self.declaration.ideal(name)
+
+    def is_detail(self, name: str) -> bool:
+        """Whether the benchmark declares ``name`` a view of a headline (shown in the details, not the summary)."""
+        return self.declaration is not None and self.declaration.is_detail(name)
 
     def estimate(self, name: str) -> Estimate:
         """Value, CI and stderr of one metric (a group has no CI: a mean of interval bounds is not an interval)."""
@@ -117,14 +127,13 @@ class Cell:
         return counts
 
 
-def _headlines(values: dict[str, Any]) -> list[str]:
+def _headlines(values: dict[str, Any], declaration: Declaration) -> list[str]:
     """The metrics with a bootstrap CI; for a task without any (stereotype leakage: a regression with p-values),
-    its numeric metrics that a benchmark declares with a direction or an ideal."""
+    its numeric metrics that its benchmark declares with a direction or an ideal (not a detail view)."""
     with_ci = [name for name in values if f"{name}_ci_low" in values and f"{name}_ci_high" in values]
     if with_ci:
         return with_ci
-    known = declared()
-    return [name for name in values if name in known and is_number(values[name])]
+    return [name for name in values if declaration.is_headline(name) and is_number(values[name])]
 
 
 def _weight(values: dict[str, Any], items: tuple[int, int] | None) -> float:
@@ -152,3 +161,15 @@ class Report:
 
     def task_cells(self, task: str) -> list[Cell]:
         return [cell for row in self.rows if (cell := self.cell(task, row))]
+
+    def is_lm_eval_task(self, task: str) -> bool:
+        """Whether ``task`` is one of lm_eval's own tasks or groups in every run that holds it."""
+        return all(cell.lm_eval_task for cell in self.task_cells(task))
+
+    def ideal(self, task: str, name: str) -> Ideal | None:
+        """How metric ``name`` of ``task`` is best (the first cell that declares it)."""
+        return next((ideal for cell in self.task_cells(task) if (ideal := cell.ideal(name))), None)
+
+    def is_detail(self, task: str, name: str) -> bool:
+        """Whether ``name`` of ``task`` is a declared view of a headline."""
+        return any(cell.is_detail(name) for cell in self.task_cells(task))

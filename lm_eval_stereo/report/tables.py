@@ -18,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lm_eval_stereo.report.formatting import format_estimate, format_value, metric_header
-from lm_eval_stereo.report.ideals import is_detail
 from lm_eval_stereo.report.model import COUNT_METRICS, SHARE_METRICS, Report, Row
 from lm_eval_stereo.report.paired import ALPHA, MCNEMAR, STOP_AFTER, Comparison, PairedResult
 
@@ -83,7 +82,7 @@ def summary_columns(report: Report) -> list[tuple[str, str]]:
     columns = []
     for task in leaf_tasks(report):
         names = dict.fromkeys(name for cell in report.task_cells(task) for name in cell.headlines)
-        columns += [(task, name) for name in names if not is_detail(name)]
+        columns += [(task, name) for name in names if not report.is_detail(task, name)]
     return columns
 
 
@@ -98,7 +97,7 @@ def summary_tables(report: Report) -> list[Table]:
     """One row per model, one column per benchmark headline, split to :data:`MAX_COLUMNS`."""
     columns = summary_columns(report)
     letters = model_letters(report)
-    headers = ["model", *(f"{task} {metric_header(name)}" for task, name in columns)]
+    headers = ["model", *(f"{task} {metric_header(name, report.ideal(task, name))}" for task, name in columns)]
     rows = []
     for row in report.rows:
         texts = [row.label]
@@ -107,7 +106,7 @@ def summary_tables(report: Report) -> list[Table]:
             if cell is None or name not in cell.values:
                 texts.append("")
                 continue
-            text = format_estimate(name, cell.estimate(name), stderr=False)
+            text = format_estimate(cell.estimate(name), cell.ideal(name), stderr=False)
             markers = _markers(report, row, task, name, letters)
             texts.append(f"{text} {markers}".rstrip())
         rows.append(texts)
@@ -119,13 +118,16 @@ def task_tables(report: Report, task: str) -> list[Table]:
     cells = report.task_cells(task)
     headlines = list(dict.fromkeys(name for cell in cells for name in cell.headlines))
     counts = [name for name in (*COUNT_METRICS, *SHARE_METRICS) if any(name in cell.counts for cell in cells)]
-    headers = ["model", *map(metric_header, headlines), "items", *map(metric_header, counts)]
+    headers = ["model", *(metric_header(name, report.ideal(task, name)) for name in headlines), "items"]
+    headers += [metric_header(name, report.ideal(task, name)) for name in counts]
     rows = []
     for cell in cells:
         items = cell.items
         shown_items = "" if items is None else f"{items[0]}" + (f" of {items[1]}" if items[0] < items[1] else "")
         row = [cell.row.label]
-        row += [format_estimate(name, cell.estimate(name)) if name in cell.values else "" for name in headlines]
+        row += [
+            format_estimate(cell.estimate(name), cell.ideal(name)) if name in cell.values else "" for name in headlines
+        ]
         row += [shown_items, *(format_value(cell.counts[name]) if name in cell.counts else "" for name in counts)]
         rows.append(row)
     return split(Table(task, headers, rows))

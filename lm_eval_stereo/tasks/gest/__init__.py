@@ -1,0 +1,28 @@
+"""GEST (Pikuliak et al. 2024): the benchmark's declaration (see README.md)."""
+
+from lm_eval_stereo.core.registry import Benchmark, FigureSpec, fixed
+from lm_eval_stereo.tasks.gest import data, metrics, options
+
+BENCHMARK = Benchmark(
+    name="gest",
+    title="GEST",
+    task_patterns=("gest", "gest_*"),
+    options=options.PAIRS_OPTIONS,
+    metric_sets={
+        "gest.scores": metrics.scores_metric_set,
+        "gest.pairs": fixed(metrics.PAIRS_METRICS),
+        "gest.translation": fixed(metrics.MT_METRICS),
+    },
+    sources=(data.SOURCE,),
+    figures=(
+        FigureSpec("gest_stereotypes", "gest_{task}.png", "GEST ({task})", ("gest.scores", "gest.pairs")),
+        FigureSpec(
+            "dot_plot",
+            "gest_mt.png",
+            "GEST machine translation: stereotype and masculine rate",
+            ("gest.translation",),
+            ("f_s", "f_m"),
+        ),
+    ),
+    languages=("en", *data.LANGUAGES),
+)

@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from lm_eval_stereo.core.metrics import Metric, MetricSet, Resampling, count, higher, ideal, info, nan_for
+from lm_eval_stereo.tasks.gest.data import EXCLUSIONS
 
 FEMALE_STEREOTYPES: tuple[int, ...] = tuple(range(1, 8))
 MALE_STEREOTYPES: tuple[int, ...] = tuple(range(8, 17))
@@ -316,7 +317,9 @@ def score_summary(items: Sequence[Mapping[str, Any]], templates: Sequence[str]) 
     return values
 
 
-def score_metric_set(label: str, templates: Sequence[str], extra: Sequence[Metric] = (), summarize=None) -> MetricSet:
+def score_metric_set(
+    label: str, templates: Sequence[str], extra: Sequence[Metric] = (), summarize=None, id: str = "gest.scores"
+) -> MetricSet:
     """The metrics of a scored GEST task with ``templates`` (``summarize`` defaults to :func:`score_summary`)."""
     views = [""] + ([f"_{t}" for t in templates] if len(templates) > 1 else [])
     metrics = [m for suffix in views for m in _view_names(suffix)]
@@ -332,7 +335,42 @@ def score_metric_set(label: str, templates: Sequence[str], extra: Sequence[Metri
                 lambda items: [int(item["stereotype"]) for item in scored_items(items, templates)],
             ),
         ),
+        id=id,
     )
+
+
+def templates_of(names: Collection[str], items: Sequence[Mapping[str, Any]] | None) -> list[str]:
+    """The prompt templates of a scored GEST task: those of its items (``scores``) when they are at hand, else the
+    ``count_<template>`` metrics of its results (one template, ``t0``, when it reports none)."""
+    if items and isinstance(items[0].get("scores"), Mapping):
+        return list(items[0]["scores"])
+    return sorted(name.removeprefix("count_") for name in names if name.startswith("count_")) or ["t0"]
+
+
+def scores_metric_set(task: str, names: Collection[str], items: Sequence[Mapping[str, Any]] | None) -> MetricSet:
+    """The registry's factory of ``gest.scores``: the metric set of ``task`` with the templates it reported."""
+    return score_metric_set(task, templates_of(names, items))
+
+
+#: the templates of a ``gest_pairs`` task: one score per pair
+PAIRS_TEMPLATES = ("pair",)
+
+
+def pairs_summary(items: list[dict[str, Any]]) -> dict[str, Any]:
+    """The scored-sample metrics of the pairs that passed the filters, and the counts of excluded pairs."""
+    values = score_summary(items, PAIRS_TEMPLATES)
+    for reason in EXCLUSIONS:
+        values[f"excluded_{reason}"] = sum(item["excluded"] == reason for item in items)
+    return values
+
+
+PAIRS_METRICS = score_metric_set(
+    "gest_pairs",
+    PAIRS_TEMPLATES,
+    [count(f"excluded_{reason}", f"pairs excluded by the {reason} filter") for reason in EXCLUSIONS],
+    pairs_summary,
+    id="gest.pairs",
+)
 
 
 def _mt_columns(items: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
@@ -384,4 +422,5 @@ MT_METRICS = MetricSet(
     ),
     mt_summary,
     (Resampling(_mt_statistic, _mt_columns),),
+    id="gest.translation",
 )

@@ -20,20 +20,19 @@ from typing import Any
 import datasets
 from lm_eval.api.instance import Instance
 
-from lm_eval_stereo.core.options import Option, declare, text
 from lm_eval_stereo.core.summary import SummaryTask
 from lm_eval_stereo.tasks.gest.data import DEFAULT_VERSION, load_gest
 from lm_eval_stereo.tasks.gest.metrics import score_metric_set
+from lm_eval_stereo.tasks.gest.options import VERSION_OPTION
 
 LN10 = math.log(10.0)
-VERSION_OPTION = Option("gest_version", DEFAULT_VERSION, text, "GEST data version (1.1 as in the paper, or 1.0)")
 
 
 class GestTask(SummaryTask):
     """A GEST task: items keyed by the sample ``id``; the GEST version is an option."""
 
     KEY_FIELD = "id"
-    OPTIONS = declare(VERSION_OPTION)
+    OPTIONS = (VERSION_OPTION,)
 
 
 def custom_dataset(gest_version: str = DEFAULT_VERSION, **_: Any) -> dict[str, datasets.Dataset]:

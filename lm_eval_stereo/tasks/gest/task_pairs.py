@@ -27,40 +27,12 @@ from lm_eval.api.instance import Instance
 
 from lm_eval_stereo.core.errors import DataError
 from lm_eval_stereo.core.masked_requests import MaskedLMTask
-from lm_eval_stereo.core.metrics import count
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer, tokenizer_name
-from lm_eval_stereo.core.options import Option, declare, flag, text
-from lm_eval_stereo.tasks.gest.data import EXCLUSIONS, annotate_pairs, language_name, load_pairs, pairs_path
-from lm_eval_stereo.tasks.gest.metrics import score_metric_set, score_summary
-from lm_eval_stereo.tasks.gest.task import LN10, VERSION_OPTION, GestTask
-
-TEMPLATES = ("pair",)
-OPTIONS = declare(
-    VERSION_OPTION,
-    Option("pairs_file", None, text, "a CSV of one's own minimal pairs (columns language, stereotype, male, female)"),
-    Option(
-        "pairs_tokenizer_filter",
-        True,
-        flag,
-        "apply the reference's tokenizer filters with the evaluated model's tokenizer (causal tasks only: false)",
-    ),
-)
-
-
-def pairs_summary(items: list[dict[str, Any]]) -> dict[str, Any]:
-    """The scored-sample metrics of the pairs that passed the filters, and the counts of excluded pairs."""
-    values = score_summary(items, TEMPLATES)
-    for reason in EXCLUSIONS:
-        values[f"excluded_{reason}"] = sum(item["excluded"] == reason for item in items)
-    return values
-
-
-PAIRS_METRICS = score_metric_set(
-    "gest_pairs",
-    TEMPLATES,
-    [count(f"excluded_{reason}", f"pairs excluded by the {reason} filter") for reason in EXCLUSIONS],
-    pairs_summary,
-)
+from lm_eval_stereo.core.options import flag
+from lm_eval_stereo.tasks.gest.data import annotate_pairs, language_name, load_pairs, pairs_path
+from lm_eval_stereo.tasks.gest.metrics import PAIRS_METRICS
+from lm_eval_stereo.tasks.gest.options import PAIRS_OPTIONS as OPTIONS
+from lm_eval_stereo.tasks.gest.task import LN10, GestTask
 
 
 def model_tokenizer(metadata: Mapping[str, Any]) -> Any:

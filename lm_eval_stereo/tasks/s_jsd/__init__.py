@@ -1,0 +1,22 @@
+"""Multilingual CrowS-Pairs gender with S_JSD (Steinborn et al. 2022): the benchmark's declaration (see README.md)."""
+
+from lm_eval_stereo.core.registry import Benchmark, FigureSpec, fixed
+from lm_eval_stereo.tasks.s_jsd import data, metrics, options
+
+BENCHMARK = Benchmark(
+    name="s_jsd",
+    title="S_JSD",
+    task_patterns=("s_jsd", "s_jsd_*"),
+    options=options.OPTIONS,
+    metric_sets={
+        "s_jsd.causal": fixed(metrics.metric_set("s_jsd", causal=True)),
+        "s_jsd.masked": fixed(metrics.metric_set("s_jsd_mlm")),
+    },
+    sources=(data.SOURCE, data.CROWS_SOURCE),
+    figures=(
+        FigureSpec(
+            "dot_plot", "s_jsd.png", "S_JSD per language", ("s_jsd.causal", "s_jsd.masked"), ("s_jsd", "b_s_jsd", "cps")
+        ),
+    ),
+    languages=tuple(data.LANGUAGES),
+)

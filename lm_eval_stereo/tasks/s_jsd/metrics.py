@@ -181,4 +181,5 @@ def metric_set(label: str, causal: bool = False) -> MetricSet:
         tuple(metrics),
         lambda items: summarize(items, causal),
         (Resampling(_s_jsd_mean, _s_jsd_column), Resampling(_rates, _columns)),
+        id="s_jsd.causal" if causal else "s_jsd.masked",
     )

@@ -32,15 +32,11 @@ from lm_eval.api.instance import Instance
 from lm_eval_stereo.core.alignment import shared_positions
 from lm_eval_stereo.core.masked_requests import MaskedLMTask, Requests
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer
-from lm_eval_stereo.core.options import Option, declare, flag
 from lm_eval_stereo.core.summary import SummaryTask
 from lm_eval_stereo.tasks.s_jsd.data import load_pairs, perturbed
 from lm_eval_stereo.tasks.s_jsd.metrics import NO_SHARED, OVERLENGTH, SCORED, metric_set, pair_scores
+from lm_eval_stereo.tasks.s_jsd.options import OPTIONS
 
-OPTIONS = declare(
-    Option("perturb", False, flag, "drop the last character of both sentences (the paper's Table 3 'perturbed')"),
-    Option("jsd_limit", False, flag, "use the limit p*log2(p) = 0 at p = 0 (the reference gives NaN there)"),
-)
 #: sentinels framing a causal model's token ids for the alignment (never real token ids)
 FRAME = (-1, -2)
 

@@ -1,0 +1,15 @@
+"""Multilingual StereoSet (Öztürk et al. 2023): the benchmark's declaration (see README.md)."""
+
+from lm_eval_stereo.core.registry import Benchmark, FigureSpec, fixed
+from lm_eval_stereo.tasks.stereoset_multi import data, metrics, options
+
+BENCHMARK = Benchmark(
+    name="stereoset_multi",
+    title="StereoSet",
+    task_patterns=("stereoset_multi", "stereoset_multi_*"),
+    options=(*options.CAUSAL_OPTIONS, *options.MASKED_OPTIONS),
+    metric_sets={"stereoset_multi.scores": fixed(metrics.METRICS)},
+    sources=(data.SOURCE,),
+    figures=(FigureSpec("lms_ss", "stereoset.png", "StereoSet: LMS vs SS", ("stereoset_multi.scores",)),),
+    languages=data.LANGUAGES,
+)

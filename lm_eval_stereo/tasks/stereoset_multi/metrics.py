@@ -208,4 +208,5 @@ METRICS = MetricSet(
     ),
     summarize,
     (Resampling(pooled_statistic, judgement_columns),),
+    id="stereoset_multi.scores",
 )

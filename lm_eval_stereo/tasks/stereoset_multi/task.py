@@ -24,35 +24,11 @@ from typing import Any
 import datasets
 from lm_eval.api.instance import Instance
 
-from lm_eval_stereo.core.options import Option, choice, declare
 from lm_eval_stereo.core.summary import SummaryTask
 from lm_eval_stereo.tasks.stereoset_multi import intra_scoring, normalization
 from lm_eval_stereo.tasks.stereoset_multi.data import CANDIDATES, load_rows
 from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS
-
-OPTIONS = declare(
-    Option(
-        "normalization",
-        "token",
-        choice(*normalization.UNITS),
-        "unit the candidate log-likelihood is divided by: token (the evaluated model's tokens, the paper), byte, none",
-    ),
-    Option(
-        "intrasentence_scoring",
-        "reference",
-        choice(*intra_scoring.SCORINGS),
-        "causal intrasentence scoring: reference (first token after the start token, the rest after the first "
-        "token, as the reference code) or bos (the whole sentence after the prefix token, task version 1.0)",
-    ),
-    Option(
-        "intrasentence_start",
-        "reference",
-        choice(*intra_scoring.STARTS),
-        "what the first intrasentence token is conditioned on: reference (<|endoftext|> where it is one token of the "
-        "model's tokenizer, as the reference code; else the prefix token) or prefix_token (lm_eval's prefix token, "
-        "task version 2.0)",
-    ),
-)
+from lm_eval_stereo.tasks.stereoset_multi.options import CAUSAL_OPTIONS as OPTIONS
 
 
 def custom_dataset(lang: str, **_: Any) -> dict[str, datasets.Dataset]:

@@ -28,22 +28,13 @@ import numpy as np
 
 from lm_eval_stereo.core.masked_requests import SPAN_MODES, MaskedLMTask, Requests
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer
-from lm_eval_stereo.core.options import Option, choice, declare
 from lm_eval_stereo.tasks.stereoset_multi.data import CANDIDATES
 from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS
+from lm_eval_stereo.tasks.stereoset_multi.options import MASKED_OPTIONS as OPTIONS
 from lm_eval_stereo.tasks.stereoset_multi.task import item_from_scores
 
 logger = logging.getLogger(__name__)
 
-OPTIONS = declare(
-    Option(
-        "span_mode",
-        "reference",
-        choice("reference", *SPAN_MODES),
-        "how a candidate word is masked: reference (decoded prefix + one mask at every BLANK, re-tokenised, as the "
-        "reference code), or on token ids: l2r_single (task version 1.0), l2r, all",
-    ),
-)
 SCORING = {
     "intrasentence": "mean sub-token probability of the masked word",
     "intersentence": "NSP P(IsNext), float32",

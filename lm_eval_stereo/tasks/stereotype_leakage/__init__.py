@@ -1,1 +1,26 @@
-"""Cross-lingual stereotype leakage (Cao, Sotnikova et al. 2025): see README.md."""
+"""Cross-lingual stereotype leakage (Cao, Sotnikova et al. 2025): the benchmark's declaration (see README.md)."""
+
+from lm_eval_stereo.core.registry import Benchmark, FigureSpec
+from lm_eval_stereo.tasks.stereotype_leakage import data, metrics, options
+
+BENCHMARK = Benchmark(
+    name="stereotype_leakage",
+    title="Stereotype leakage",
+    task_patterns=("stereotype_leakage", "stereotype_leakage_*"),
+    options=(*options.CAUSAL_OPTIONS, *options.MASKED_OPTIONS, *options.GENERATION_OPTIONS),
+    metric_sets={
+        "stereotype_leakage.regression": metrics.declared_metric_set,
+        "stereotype_leakage.generation": metrics.declared_generation_metric_set,
+    },
+    sources=(data.SOURCE,),
+    figures=(
+        FigureSpec(
+            "leakage_matrix",
+            "leakage.png",
+            "Stereotype leakage",
+            ("stereotype_leakage.regression", "stereotype_leakage.generation"),
+        ),
+    ),
+    languages=tuple(data.LANGUAGES),
+    report_ideals={"leak_coef_*": 0.0},
+)

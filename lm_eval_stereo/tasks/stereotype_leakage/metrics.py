@@ -205,11 +205,14 @@ def leakage_metrics(
 
 
 def leakage_metric_set(
-    label: str, summarize: Callable[[list[dict[str, Any]]], Mapping[str, Any]], extra: tuple[Metric, ...] = ()
+    label: str,
+    summarize: Callable[[list[dict[str, Any]]], Mapping[str, Any]],
+    extra: tuple[Metric, ...] = (),
+    id: str = "stereotype_leakage.regression",
 ) -> MetricSet:
     """The metrics of a ``stereotype_leakage*`` task (and a family's ``extra`` ones); ``summarize`` adds
     ``nan_scores``, ``nan_cells``, ``score`` and the extra metrics to :func:`leakage_metrics`."""
-    return MetricSet(label, (*LEAKAGE_METRICS, *extra), summarize)
+    return MetricSet(label, (*LEAKAGE_METRICS, *extra), summarize, id=id)
 
 
 def _leakage_metrics() -> tuple[Metric, ...]:
@@ -244,3 +247,28 @@ def _leakage_metrics() -> tuple[Metric, ...]:
 
 #: the metrics every ``stereotype_leakage*`` task reports (:func:`leakage_metric_set` adds a family's own)
 LEAKAGE_METRICS = _leakage_metrics()
+
+#: the generative tasks' own counts (:mod:`lm_eval_stereo.tasks.stereotype_leakage.task_gen`)
+GENERATION_METRICS = (
+    count("generations", "generated outputs scored"),
+    count("unmatched", "outputs naming neither offered trait (nor 'neither'); not guessed"),
+    count("neither", "paper2025: outputs choosing 'neither'"),
+)
+
+
+def _computed_by_the_task(items: list[dict[str, Any]]) -> dict[str, Any]:
+    raise RuntimeError(
+        "the stereotype-leakage regression is computed by its task (its options and target language); "
+        "the report reads its values from the results file"
+    )
+
+
+def declared_metric_set(task: str, names: Any, items: Any) -> MetricSet:
+    """The registry's factory of ``stereotype_leakage.regression``: the declaration of a leakage task's metrics,
+    which the report reads (the paired comparisons use :data:`~lm_eval_stereo.tasks.stereotype_leakage.cells.CELL_METRICS`)."""
+    return leakage_metric_set(task, _computed_by_the_task)
+
+
+def declared_generation_metric_set(task: str, names: Any, items: Any) -> MetricSet:
+    """The registry's factory of ``stereotype_leakage.generation`` (see :func:`declared_metric_set`)."""
+    return leakage_metric_set(task, _computed_by_the_task, GENERATION_METRICS, id="stereotype_leakage.generation")

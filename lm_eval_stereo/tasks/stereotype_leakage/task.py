@@ -16,43 +16,14 @@ from typing import Any, ClassVar
 import datasets
 
 from lm_eval_stereo.core.metrics import MetricSet
-from lm_eval_stereo.core.options import Option, choice, declare
+from lm_eval_stereo.core.options import Option
 from lm_eval_stereo.core.summary import SummaryTask
 from lm_eval_stereo.tasks.stereotype_leakage import metrics
 from lm_eval_stereo.tasks.stereotype_leakage.data import LANGUAGES, TRAITS
 from lm_eval_stereo.tasks.stereotype_leakage.data import language as language_code
 from lm_eval_stereo.tasks.stereotype_leakage.human import human_associations
+from lm_eval_stereo.tasks.stereotype_leakage.options import COMMON_OPTIONS
 from lm_eval_stereo.tasks.stereotype_leakage.templates import Recipe, mask_pattern, recipes
-
-UNRATED_OPTION = Option(
-    "unrated",
-    "zero",
-    choice(*metrics.UNRATED_RULES),
-    "unrated human cells in the regression: zero (the reference) or drop",
-)
-COMMON_OPTIONS = declare(
-    Option(
-        "templates",
-        "committed",
-        choice("committed", "full"),
-        "committed: the reference's template subsets "
-        "(mBERT: Hindi = the comp pair only); full: every template of the language (monolingual-BERT sets)",
-    ),  # fmt: skip
-    UNRATED_OPTION,
-    Option(
-        "scale",
-        "reference",
-        choice("reference", "none"),
-        "multiply the model scores as the reference does "
-        "(x100 masked LMs, x1 causal) or not; changes the coefficients, not the p-values",
-    ),  # fmt: skip
-    Option(
-        "hi_untrustworthy",
-        "copy",
-        choice("copy", "empty"),
-        "Hindi untrustworthy = dishonest (same word; the reference) or left empty",
-    ),  # fmt: skip
-)
 
 
 def group_before_trait(recipe: Recipe, lang: str) -> bool:

@@ -28,24 +28,10 @@ from lm_eval.api.instance import Instance
 
 from lm_eval_stereo.core.metrics import MetricSet, count
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer
-from lm_eval_stereo.core.options import Option, declare, flag
 from lm_eval_stereo.tasks.stereotype_leakage import metrics
-from lm_eval_stereo.tasks.stereotype_leakage.task import COMMON_OPTIONS, LeakageTask
+from lm_eval_stereo.tasks.stereotype_leakage.options import CAUSAL_OPTIONS as OPTIONS
+from lm_eval_stereo.tasks.stereotype_leakage.task import LeakageTask
 from lm_eval_stereo.tasks.stereotype_leakage.templates import split
-
-OPTIONS = (
-    *COMMON_OPTIONS,
-    *declare(
-        Option(
-            "full_sentence",
-            False,
-            flag,
-            "causal tasks: score the whole sentence (every template) instead of "
-            "the trait and the rest given the prefix (templates with the group before the trait)",
-        ),  # fmt: skip
-    ),
-)
-
 
 logger = logging.getLogger(__name__)
 

@@ -20,31 +20,14 @@ from typing import Any, ClassVar
 
 import datasets
 
-from lm_eval_stereo.core.metrics import MetricSet, count
-from lm_eval_stereo.core.options import Option, choice, declare
+from lm_eval_stereo.core.metrics import MetricSet
+from lm_eval_stereo.core.options import Option
 from lm_eval_stereo.core.summary import SummaryTask
 from lm_eval_stereo.tasks.stereotype_leakage import generation, metrics
 from lm_eval_stereo.tasks.stereotype_leakage.data import LANGUAGES, TRAITS
 from lm_eval_stereo.tasks.stereotype_leakage.data import language as language_code
 from lm_eval_stereo.tasks.stereotype_leakage.human import human_associations
-from lm_eval_stereo.tasks.stereotype_leakage.task import UNRATED_OPTION
-
-PROTOCOLS = ("repository", "paper2025")
-OPTIONS = declare(
-    Option(
-        "protocol",
-        "repository",
-        choice(*PROTOCOLS),
-        "generative tasks: repository (the notebook: 16 opposite pairs, counts) "
-        "or paper2025 (same-polarity pairs with a 'neither' answer, shares)",
-    ),  # fmt: skip
-    UNRATED_OPTION,
-)
-EXTRA_METRICS = (
-    count("generations", "generated outputs scored"),
-    count("unmatched", "outputs naming neither offered trait (nor 'neither'); not guessed"),
-    count("neither", "paper2025: outputs choosing 'neither'"),
-)
+from lm_eval_stereo.tasks.stereotype_leakage.options import GENERATION_OPTIONS as OPTIONS
 
 
 def custom_dataset(language: str, protocol: str, **metadata: Any) -> dict[str, datasets.Dataset]:
@@ -102,7 +85,9 @@ class LeakageGenTask(SummaryTask):
         return language_code((self.config.dataset_kwargs or {})["language"])
 
     def metric_set(self) -> MetricSet:
-        return metrics.leakage_metric_set(str(self.config.task), self.summarize, EXTRA_METRICS)
+        return metrics.leakage_metric_set(
+            str(self.config.task), self.summarize, metrics.GENERATION_METRICS, id="stereotype_leakage.generation"
+        )
 
     def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
         outputs = results[0] if isinstance(results[0], list) else results

@@ -12,22 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from lm_eval_stereo.core.masked_requests import MaskedLMTask, Requests
-from lm_eval_stereo.core.options import Option, choice, declare
-from lm_eval_stereo.tasks.stereotype_leakage.task import COMMON_OPTIONS, LeakageTask
+from lm_eval_stereo.tasks.stereotype_leakage.options import MASKED_OPTIONS as OPTIONS
+from lm_eval_stereo.tasks.stereotype_leakage.task import LeakageTask
 from lm_eval_stereo.tasks.stereotype_leakage.templates import split
-
-OPTIONS = (
-    *COMMON_OPTIONS,
-    *declare(
-        Option(
-            "score",
-            "set",
-            choice("set", "ilps"),
-            "set: the sensitivity test (BERT heads, the reference); "
-            "ilps: log-probability of the masked trait, left to right",
-        ),  # fmt: skip
-    ),
-)
 
 
 def _request(lang: str, score: str, template: str, word: str, trait: str) -> tuple[str, tuple[Any, ...]]:

@@ -176,4 +176,5 @@ METRICS = MetricSet(
     ),
     summarize,
     (Resampling(_headline, _columns),),
+    id="german_gender_bias.gerbbq",
 )

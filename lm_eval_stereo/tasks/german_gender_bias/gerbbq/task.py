@@ -13,20 +13,11 @@ from typing import Any
 
 import datasets
 
-from lm_eval_stereo.core.options import Option, declare, flag
 from lm_eval_stereo.core.summary import SummaryTask
 from lm_eval_stereo.tasks.german_gender_bias.answers import LETTERS, answer_part, reference_letter
 from lm_eval_stereo.tasks.german_gender_bias.data import load_gerbbq
 from lm_eval_stereo.tasks.german_gender_bias.gerbbq import metrics as metric
-
-OPTIONS = declare(
-    Option(
-        "exclude_undetermined",
-        False,
-        flag,
-        "leave undetermined answers out of the figures instead of booking them as 'unbekannt' (the reference)",
-    ),
-)
+from lm_eval_stereo.tasks.german_gender_bias.options import GERBBQ_OPTIONS as OPTIONS
 
 
 def load_dataset(condition: str, **_: Any) -> dict[str, datasets.Dataset]:

@@ -136,6 +136,7 @@ STEREO_METRICS = MetricSet(
     ),
     _classified_summary("stereotype"),
     (Resampling(_headline_statistic("stereotype", ("stereo_accuracy",))),),
+    id="german_gender_bias.stereo_persona",
 )
 
 #: NeutralPersona; documents are the resampling unit
@@ -149,6 +150,7 @@ NEUTRAL_METRICS = MetricSet(
     ),
     _classified_summary("article"),
     (Resampling(_headline_statistic("article", ("female_share", "grammar_agreement"))),),
+    id="german_gender_bias.neutral_persona",
 )
 
 
@@ -208,4 +210,5 @@ GENDER_METRICS = MetricSet(
         count("n_without_words", "generations without a content word"),
     ),
     summarize_gender,
+    id="german_gender_bias.gender_persona",
 )

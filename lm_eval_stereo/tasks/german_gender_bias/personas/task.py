@@ -18,12 +18,12 @@ from typing import Any
 
 import datasets
 
-from lm_eval_stereo.core.options import Option, anything, choice, declare, integer, text
 from lm_eval_stereo.core.summary import SummaryTask
 from lm_eval_stereo.tasks.german_gender_bias.answers import ANSWER_MARKER, GEN_PREFIX
 from lm_eval_stereo.tasks.german_gender_bias.german_text import content_lemmas
+from lm_eval_stereo.tasks.german_gender_bias.options import CLASSIFIED_PERSONA_OPTIONS, GENDER_PERSONA_OPTIONS
 from lm_eval_stereo.tasks.german_gender_bias.personas import cooccurrence
-from lm_eval_stereo.tasks.german_gender_bias.personas.data import WORDINGS, load_persona
+from lm_eval_stereo.tasks.german_gender_bias.personas.data import load_persona
 from lm_eval_stereo.tasks.german_gender_bias.personas.gender import load_corpus, persona_gender_lexicon
 from lm_eval_stereo.tasks.german_gender_bias.personas.judge import JudgeConfig, judge_outputs
 from lm_eval_stereo.tasks.german_gender_bias.personas.metrics import (
@@ -31,21 +31,6 @@ from lm_eval_stereo.tasks.german_gender_bias.personas.metrics import (
     NEUTRAL_METRICS,
     STEREO_METRICS,
     combine_labels,
-)
-
-WORDING_OPTION = Option(
-    "persona_wording", "fictional", choice(*WORDINGS), "prompt wording: fictional (the paper) or typical (thesis)"
-)
-JUDGE_OPTIONS = (
-    Option("judge_model", None, text, "lm_eval model name of the optional LLM gender judge (none: lexicon only)"),
-    Option("judge_model_args", None, text, "the judge's model arguments"),
-    Option("judge_batch_size", 1, anything, "the judge's batch size"),
-    Option("judge_device", None, text, "the judge's device (default: cuda when available, else cpu)"),
-    Option("judge_chat_template", True, anything, "wrap the judge's question in its chat template"),
-    Option("judge_gen_kwargs", None, anything, "the judge's generation arguments"),
-)
-SEED_OPTION = Option(
-    "cooccurrence_seed", cooccurrence.DEFAULT_SEED, integer, "seed of the random halves of the intra-gender bias"
 )
 
 
@@ -79,7 +64,7 @@ def persona_outputs(resps: Sequence[Sequence[str]], docs: Sequence[dict]) -> lis
 class ClassifiedPersonaTask(SummaryTask):
     """StereoPersona / NeutralPersona: every generation's gender by the lexicon (and the judge, if configured)."""
 
-    OPTIONS = declare(WORDING_OPTION, *JUDGE_OPTIONS)
+    OPTIONS = CLASSIFIED_PERSONA_OPTIONS
     TARGET_FIELD = ""
 
     def item(self, doc: dict[str, Any], results: list[list[dict[str, Any]]]) -> dict[str, Any]:
@@ -120,7 +105,7 @@ class GenderPersonaTask(SummaryTask):
     """``gender_persona_de``: the content lemmas of every output, for the co-occurrence bias."""
 
     METRICS = GENDER_METRICS
-    OPTIONS = declare(WORDING_OPTION, SEED_OPTION)
+    OPTIONS = GENDER_PERSONA_OPTIONS
 
     def item(self, doc: dict[str, Any], results: list[list[dict[str, Any]]]) -> dict[str, Any]:
         words = load_corpus().words

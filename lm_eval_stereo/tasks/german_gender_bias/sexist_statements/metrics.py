@@ -131,4 +131,5 @@ METRICS = MetricSet(
     ),
     summarize,
     (Resampling(_overall, _columns),),
+    id="german_gender_bias.sexist_statements",
 )

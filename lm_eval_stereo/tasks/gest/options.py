@@ -1,0 +1,18 @@
+"""The options of the GEST tasks (``--metadata``): declared here once, read by the tasks and the registry."""
+
+from __future__ import annotations
+
+from lm_eval_stereo.core.options import Option, flag, text
+from lm_eval_stereo.tasks.gest.data import DEFAULT_VERSION
+
+VERSION_OPTION = Option("gest_version", DEFAULT_VERSION, text, "GEST data version (1.1 as in the paper, or 1.0)")
+PAIRS_OPTIONS = (
+    VERSION_OPTION,
+    Option("pairs_file", None, text, "a CSV of one's own minimal pairs (columns language, stereotype, male, female)"),
+    Option(
+        "pairs_tokenizer_filter",
+        True,
+        flag,
+        "apply the reference's tokenizer filters with the evaluated model's tokenizer (causal tasks only: false)",
+    ),
+)
