@@ -122,9 +122,13 @@ def _plugin_imports(path: Path) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("layer, forbidden", [("core", "lm_eval_stereo.models"), ("report", "lm_eval_stereo.models")])
+@pytest.mark.parametrize(
+    "layer, forbidden",
+    [("core", "lm_eval_stereo.models"), ("core", "lm_eval_stereo.tasks"), ("report", "lm_eval_stereo.models")],
+)
 def test_imports_go_one_way(layer: str, forbidden: str) -> None:
-    """Task machinery (``core``) and the report never import the backends (``models``); ``models`` may use ``core``."""
+    """Task machinery (``core``) imports neither the backends (``models``) nor the benchmarks (``tasks``: it reads the
+    registry they fill), and the report never imports the backends; ``models`` and ``tasks`` may use ``core``."""
     offenders = {
         path.relative_to(REPO).as_posix(): sorted(name for name in _plugin_imports(path) if name.startswith(forbidden))
         for path in (REPO / "lm_eval_stereo" / layer).rglob("*.py")

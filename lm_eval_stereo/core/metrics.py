@@ -81,12 +81,44 @@ def info(name: str, description: str = "", ci: bool = False) -> Metric:
 
 Items = list[dict[str, Any]]
 
+
+@dataclass(frozen=True)
+class Bookkeeping:
+    """A bookkeeping metric (items, ties, undetermined outputs, ...): ``pooling`` says how a group totals it over its
+    members ("sum" for counts; "share" for shares, weighted by each member's items), ``qualifies`` whether it is shown
+    beside the headlines in lm_eval's console table when a task declares it."""
+
+    name: str
+    pooling: Literal["sum", "share"]
+    qualifies: bool = True
+
+
+#: every bookkeeping metric, in the order tables show them
+BOOKKEEPING = (
+    Bookkeeping("count", "sum"),
+    Bookkeeping("pairs", "sum"),
+    Bookkeeping("n_generations", "sum"),
+    Bookkeeping("n_classified", "sum", qualifies=False),
+    Bookkeeping("unscored", "sum"),
+    Bookkeeping("undetermined", "share"),
+    Bookkeeping("empty", "share"),
+    Bookkeeping("unclassified_share", "share"),
+    Bookkeeping("ties", "sum"),
+    Bookkeeping("boundary_mismatches", "sum"),
+    Bookkeeping("identical_pairs", "sum", qualifies=False),
+    Bookkeeping("overlength_pairs", "sum", qualifies=False),
+    Bookkeeping("no_shared_pairs", "sum", qualifies=False),
+    Bookkeeping("nan_pairs", "sum"),
+    Bookkeeping("roundtrip_mismatches", "sum"),
+    Bookkeeping("unscorable_tokens", "sum"),
+    Bookkeeping("undetected", "sum"),
+    Bookkeeping("detection_yield", "share"),
+    Bookkeeping("unmatched", "sum"),
+    Bookkeeping("scored_cells", "sum"),
+    Bookkeeping("fit_converged", "sum"),
+)
 #: bookkeeping counts that qualify a headline, shown beside it in lm_eval's console table when a task declares them
-QUALIFYING_COUNTS = (
-    "count", "pairs", "n_generations", "unscored", "undetermined", "empty", "unclassified_share", "ties",
-    "boundary_mismatches", "nan_pairs", "roundtrip_mismatches", "unscorable_tokens", "undetected", "detection_yield",
-    "unmatched", "scored_cells", "fit_converged",
-)  # fmt: skip
+QUALIFYING_COUNTS = tuple(entry.name for entry in BOOKKEEPING if entry.qualifies)
 #: at most this many metrics of a task in lm_eval's console table (the results file keeps every one)
 TABLE_ROWS = 8
 #: the console-table metrics of every plugin task built in this process, by task name (see :func:`table_metrics`)

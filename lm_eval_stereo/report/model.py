@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lm_eval_stereo.core.metrics import BOOKKEEPING
 from lm_eval_stereo.report.capability import capability_ideal, capability_metrics
 from lm_eval_stereo.report.declarations import Declaration, declaration_of
 from lm_eval_stereo.report.ideals import Ideal
@@ -17,14 +18,6 @@ from lm_eval_stereo.report.runs import Finding, Run, is_number
 
 if TYPE_CHECKING:
     from lm_eval_stereo.report.paired import Paired
-
-#: bookkeeping counts, summed over the members of a group
-COUNT_METRICS = (
-    "count", "ties", "unscored", "n_generations", "n_classified", "undetected", "pairs", "identical_pairs",
-    "overlength_pairs", "no_shared_pairs", "nan_pairs", "roundtrip_mismatches", "unscorable_tokens",
-)  # fmt: skip
-#: bookkeeping shares, pooled over the members of a group (weighted by each member's items)
-SHARE_METRICS = ("undetermined", "empty", "unclassified_share", "detection_yield")
 
 
 @dataclass(frozen=True)
@@ -110,16 +103,16 @@ class Cell:
     def counts(self) -> dict[str, float]:
         """Bookkeeping counts and shares; for a group, totals (and pooled shares) over its members."""
         if not self.members:
-            names = COUNT_METRICS + SHARE_METRICS
+            names = [entry.name for entry in BOOKKEEPING]
             return {name: self.values[name] for name in names if is_number(self.values.get(name))}
         members = [self.run.values(member) for member in self.members]
         weights = [_weight(values, self.run.items(member)) for values, member in zip(members, self.members)]
         counts: dict[str, float] = {}
-        for name in COUNT_METRICS:
+        for name in (entry.name for entry in BOOKKEEPING if entry.pooling == "sum"):
             present = [values[name] for values in members if is_number(values.get(name))]
             if present:
                 counts[name] = sum(value for value in present if not math.isnan(value))
-        for name in SHARE_METRICS:
+        for name in (entry.name for entry in BOOKKEEPING if entry.pooling == "share"):
             pairs = [(values[name], w) for values, w in zip(members, weights) if is_number(values.get(name))]
             pairs = [(share, w) for share, w in pairs if not math.isnan(share)]
             if pairs and sum(w for _, w in pairs) > 0:

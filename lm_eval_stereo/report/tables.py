@@ -17,8 +17,9 @@ import string
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from lm_eval_stereo.core.metrics import BOOKKEEPING
 from lm_eval_stereo.report.formatting import format_estimate, format_value, metric_header
-from lm_eval_stereo.report.model import COUNT_METRICS, SHARE_METRICS, Report, Row
+from lm_eval_stereo.report.model import Report, Row
 from lm_eval_stereo.report.paired import ALPHA, MCNEMAR, STOP_AFTER, Comparison, PairedResult
 
 #: the most columns a table has (the row label included), so that a page fits a laptop screen
@@ -117,7 +118,7 @@ def task_tables(report: Report, task: str) -> list[Table]:
     """One row per model: its headline metrics with CIs, then items and the bookkeeping counts (split)."""
     cells = report.task_cells(task)
     headlines = list(dict.fromkeys(name for cell in cells for name in cell.headlines))
-    counts = [name for name in (*COUNT_METRICS, *SHARE_METRICS) if any(name in cell.counts for cell in cells)]
+    counts = [entry.name for entry in BOOKKEEPING if any(entry.name in cell.counts for cell in cells)]
     headers = ["model", *(metric_header(name, report.ideal(task, name)) for name in headlines), "items"]
     headers += [metric_header(name, report.ideal(task, name)) for name in counts]
     rows = []
