@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from bench.timing import REPETITIONS, cell, spread, timed
-from lm_eval_stereo.testing.tiny_models import build_bert
+from lm_eval_stereo.local_models.tiny import build_bert
 
 TEMPLATE = "The <group> is <mask>."
 GROUPS = ("woman", "man", "immigrant", "software engineer")

@@ -591,7 +591,7 @@ def _reference_ilps(model, tokenizer, sentence: str, trait: str) -> float:
 def test_seq2seq_task_equals_the_reference_mean_log_probability(tmp_path: Path) -> None:
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    from lm_eval_stereo.testing.tiny_models import build_t5
+    from lm_eval_stereo.local_models.tiny import build_t5
 
     t5 = build_t5(tmp_path / "t5", seed=0)
     args = ["--model", "hf", "--model_args", f"pretrained={t5},backend=seq2seq,dtype=float32", "--device", "cpu"]
