@@ -497,8 +497,17 @@ def test_causal_task_skips_templates_with_the_group_after_the_trait() -> None:
 # ---------------------------------------------------------------------------------------------- leakage across runs
 
 
-def _write_run(folder: Path, task: str, table: pd.DataFrame, score: str = "set") -> Path:
-    """A fake lm_eval output folder: one logged sample per trait holding the table's row, and a results file."""
+def _write_run(
+    folder: Path,
+    task: str,
+    table: pd.DataFrame,
+    score: str = "set",
+    *,
+    stamp: str = "2026-01-01T00-00-00",
+    date: float | None = None,
+) -> Path:
+    """A fake lm_eval output folder: one logged sample per trait holding the table's row, and a results file (with
+    lm_eval's ``date`` when given)."""
     folder.mkdir(parents=True, exist_ok=True)
     lines = [
         json.dumps(
@@ -506,8 +515,9 @@ def _write_run(folder: Path, task: str, table: pd.DataFrame, score: str = "set")
         )
         for i, t in enumerate(table.index)
     ]
-    (folder / f"samples_{task}_2026-01-01T00-00-00.jsonl").write_text("\n".join(lines), encoding="utf-8")
-    (folder / "results_2026-01-01T00-00-00.json").write_text(json.dumps({"results": {task: {"score,none": score}}}))
+    (folder / f"samples_{task}_{stamp}.jsonl").write_text("\n".join(lines), encoding="utf-8")
+    results: dict = {"results": {task: {"score,none": score}}} | ({} if date is None else {"date": date})
+    (folder / f"results_{stamp}.json").write_text(json.dumps(results))
     return folder
 
 
@@ -530,7 +540,7 @@ def test_leakage_cli_refits_a_run_and_writes_table_json_and_graph(ru_set_run: Lm
 
 
 def test_results_hold_the_table_that_the_cli_rebuilds_from_the_samples(ru_set_run: LmEvalRun) -> None:
-    from lm_eval_stereo.tasks.stereotype_leakage.across_runs import read_tables
+    from lm_eval_stereo.report.leakage_runs import read_tables
 
     logged = json.loads(ru_set_run.metric("stereotype_leakage_mlm_ru", "association_table"))
     table = pd.DataFrame.from_dict(logged, orient="index").astype(float)
@@ -541,6 +551,7 @@ def test_results_hold_the_table_that_the_cli_rebuilds_from_the_samples(ru_set_ru
 
 
 def test_leakage_cli_uses_the_mono_table_as_covariate(tmp_path: Path) -> None:
+    from lm_eval_stereo.report.leakage_runs import read_tables
     from lm_eval_stereo.tasks.stereotype_leakage import across_runs
 
     humans, mono = _fixture_tables(seed=1)
@@ -548,30 +559,60 @@ def test_leakage_cli_uses_the_mono_table_as_covariate(tmp_path: Path) -> None:
     multi = 0.3 * mono + 0.2 * humans["hi"].fillna(0) + 0.01 * rng.normal(size=mono.shape)
     _write_run(tmp_path / "multi", "stereotype_leakage_mlm_en", multi)
     _write_run(tmp_path / "mono", "stereotype_leakage_mlm_en", mono)
-    report = across_runs.fit_runs(
-        across_runs.read_tables(tmp_path / "multi"), across_runs.read_tables(tmp_path / "mono")
-    )
+    report = across_runs.fit_runs(read_tables(tmp_path / "multi"), read_tables(tmp_path / "mono"))
     fit = report["fits"]["stereotype_leakage_mlm_en"]
     assert fit["mono_task"] == "stereotype_leakage_mlm_en" and fit["mono_coef"] == pytest.approx(0.3, rel=0.02)
     assert fit["coef"]["hi"] == pytest.approx(0.2 * 100, rel=0.02)  # x100: the reference scaling of SeT
     assert fit["leaks"] == ["hi"] and report["edges"][0]["source"] == "hi" and report["edges"][0]["target"] == "en"
 
 
+def test_the_newest_run_is_the_newest_by_lm_evals_date_not_by_file_time(tmp_path: Path) -> None:
+    """Two runs of one task whose files' modification times say the opposite of their ``date``: the table is the
+    later run's by ``date`` (as the report picks runs), and its score comes from that run's own results."""
+    import os
+
+    from lm_eval_stereo.report.leakage_runs import read_tables
+
+    _, earlier = _fixture_tables(seed=3)
+    _, later = _fixture_tables(seed=4)
+    task = "stereotype_leakage_mlm_en"
+    _write_run(tmp_path, task, earlier, "set", stamp="2026-01-01T00-00-00", date=1_000.0)
+    _write_run(tmp_path, task, later, "ilps", stamp="2026-01-02T00-00-00", date=2_000.0)
+    for stamp, mtime in (("2026-01-01T00-00-00", 3_000), ("2026-01-02T00-00-00", 1_500)):  # file times disagree
+        for name in (f"results_{stamp}.json", f"samples_{task}_{stamp}.jsonl"):
+            os.utime(tmp_path / name, (mtime, mtime))
+    (table,) = read_tables(tmp_path)
+    assert table.task == task and table.score == "ilps"
+    pd.testing.assert_frame_equal(table.table, later, check_exact=True)
+
+
+def test_runs_of_two_models_for_one_task_are_an_error_that_names_them(tmp_path: Path) -> None:
+    from lm_eval_stereo.report.leakage_runs import LeakageInputError, read_tables
+
+    _, table = _fixture_tables(seed=5)
+    for name in ("model-a", "model-b"):
+        results = _write_run(tmp_path / name, "stereotype_leakage_mlm_en", table) / "results_2026-01-01T00-00-00.json"
+        data = json.loads(results.read_text()) | {"config": {"model": "hf-mlm", "model_args": f"pretrained={name}"}}
+        results.write_text(json.dumps(data))
+    with pytest.raises(LeakageInputError, match="stereotype_leakage_mlm_en was run with 2 models .*pretrained=model-b"):
+        read_tables(tmp_path / "model-a", tmp_path / "model-b")
+
+
 def test_leakage_cli_rejects_folders_without_leakage_samples(tmp_path: Path, capsys) -> None:
-    from lm_eval_stereo.tasks.stereotype_leakage import across_runs
+    from lm_eval_stereo.report import leakage_across_runs
 
     other = tmp_path / "other"
     other.mkdir()
     (other / "results_x.json").write_text(json.dumps({"results": {"gest_en": {}}}))
     with pytest.raises(SystemExit) as stopped:
-        across_runs.main([str(other), "--no-png", "--json", str(tmp_path / "x.json")])
+        leakage_across_runs.main([str(other), "--no-png", "--json", str(tmp_path / "x.json")])
     assert stopped.value.code == 2 and "no logged samples of stereotype_leakage* tasks" in capsys.readouterr().err
     (other / "results_y.json").write_text(json.dumps({"results": {"stereotype_leakage_mlm_en": {}}}))
     with pytest.raises(SystemExit):
-        across_runs.main([str(other), "--no-png"])
+        leakage_across_runs.main([str(other), "--no-png"])
     assert "--log_samples" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        across_runs.main([str(tmp_path / "missing"), "--no-png"])
+        leakage_across_runs.main([str(tmp_path / "missing"), "--no-png"])
     assert f"argument OUT_MULTI: {tmp_path / 'missing'}: no such file or folder" in capsys.readouterr().err
 
 
