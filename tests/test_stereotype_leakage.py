@@ -12,6 +12,7 @@ from fixtures_mlm import *  # noqa: F403  (session fixtures tiny_bert, tiny_xlmr
 from lm_eval_encoding import split_survives
 from lm_eval_runner import LmEvalRun, run_lm_eval
 
+from bench.set_reference import minimal_update, output_layer, reference_set, set_score
 from lm_eval_stereo.tasks.stereotype_leakage import data, human, reference, templates
 
 # ---------------------------------------------------------------------------------------------- human stereotypes
@@ -60,34 +61,6 @@ def test_unknown_language_is_a_clear_error() -> None:
 # ---------------------------------------------------------------------------------------------- SeT closed form
 
 
-def _squish(z: np.ndarray) -> np.ndarray:
-    """Projection of z (z[1:] sorted decreasing) onto {x_0 >= x_i}: the reference's iterative pooling, unclipped."""
-    mu, last = z[0], len(z) - 1
-    for k in range(1, len(z)):
-        if z[k] <= mu:
-            last = k - 1
-            break
-        mu = mu * k / (k + 1) + z[k] / (k + 1)
-    x = z.copy()
-    x[: last + 1] = mu
-    return x
-
-
-def _iterative_update(weights: np.ndarray, x: np.ndarray, j: int) -> np.ndarray:
-    """The reference's ``multiclass_update``: smallest change of ``weights`` making row j win by 1 on x."""
-    a = weights @ x
-    c = (a - a[j] + 1) / (x @ x)
-    c[j] = 0
-    order = np.argsort(-c)
-    order = np.concatenate([[j], order[order != j]])
-    delta = _squish(c[order])[np.argsort(order)] - c
-    return weights + np.outer(delta, x)
-
-
-def _set_reference(weights: np.ndarray, x: np.ndarray, j: int) -> float:
-    return float(np.log(1 - np.linalg.norm(weights - _iterative_update(weights, x, j))))
-
-
 @pytest.mark.parametrize("seed", range(6))
 def test_set_closed_form_equals_the_iterative_update(seed: int) -> None:
     torch = pytest.importorskip("torch")
@@ -102,10 +75,9 @@ def test_set_closed_form_equals_the_iterative_update(seed: int) -> None:
     logits = torch.tensor(xs @ weights.T)
     norms = minimum_update_norm(logits, torch.tensor(targets), torch.tensor((xs**2).sum(axis=1))).numpy()
     for row in range(rows):
-        expected = np.linalg.norm(_iterative_update(weights, xs[row], targets[row]) - weights)
+        expected = np.linalg.norm(minimal_update(weights, xs[row], targets[row]))
         assert norms[row] == pytest.approx(expected, rel=1e-9, abs=1e-12)
-    with np.errstate(invalid="ignore"):
-        expected_scores = [_set_reference(weights, xs[r], targets[r]) for r in range(rows)]
+    expected_scores = [set_score(weights, xs[r], targets[r]) for r in range(rows)]
     scores = sensitivity_scores(logits, torch.tensor(targets), torch.tensor((xs**2).sum(axis=1))).numpy()
     np.testing.assert_allclose(scores, expected_scores, rtol=1e-9, atol=1e-12, equal_nan=True)
 
@@ -285,31 +257,6 @@ def test_group_and_trait_names_equal_the_maps_of_aggre_tem_py() -> None:
 # ---------------------------------------------------------------------------------------------- masked-LM tasks
 
 
-def _reference_set(model, tokenizer, template: str, group: str, trait: str, lang: str) -> float:
-    """SeT of one filled template as the reference loop computes it: one unbatched forward pass per sub-token."""
-    import torch
-
-    trait_ids = tokenizer.encode(trait)[1:-1]
-    pattern = "<mask>" if lang == "zh" else " <mask>"
-    joiner = "" if lang == "zh" else " "
-    text = template.replace(pattern, (joiner + tokenizer.mask_token) * len(trait_ids)).replace("<group>", group)
-    ids = tokenizer.encode(text, return_tensors="pt")
-    positions = (ids[0] == tokenizer.mask_token_id).nonzero()[:, 0].tolist()
-    head = model.cls.predictions
-    weights = np.concatenate(
-        [head.decoder.weight.detach().double().numpy(), head.decoder.bias.detach().double().numpy()[:, None]], axis=1
-    )
-    total = 0.0
-    with torch.no_grad():
-        for position, target in zip(positions, trait_ids):
-            hidden = model(ids, output_hidden_states=True).hidden_states[-1][0, position]
-            x = np.append(head.transform(hidden).double().numpy(), 1.0)
-            with np.errstate(invalid="ignore"):
-                total += float(np.log(1 - np.linalg.norm(_iterative_update(weights, x, target) - weights)))
-            ids[0, position] = target
-    return total
-
-
 @pytest.fixture(scope="module", autouse=True)
 def one_thread():
     """Tiny models run ~20x faster with one intra-op thread on a loaded machine (restored afterwards)."""
@@ -336,17 +283,19 @@ def test_set_task_equals_the_reference_loop_per_item(ru_set_run: LmEvalRun, tiny
 
     model = AutoModelForMaskedLM.from_pretrained(tiny_bert).eval()
     tokenizer = AutoTokenizer.from_pretrained(tiny_bert)
+    weights = output_layer(model)
     samples = ru_set_run.samples["stereotype_leakage_mlm_ru"]
     assert len(samples) == 2
     for sample in samples:
         doc, item = sample["doc"], sample["n_leaks"]
         assert doc["template_id"] == "sing_plur10-fem" and doc["prior_trait_word"] != doc["trait_word"]
-        prior = _reference_set(
-            model, tokenizer, doc["prior_template"], doc["prior_word"], doc["prior_trait_word"], "ru"
+        prior = reference_set(
+            model, tokenizer, weights, doc["prior_template"], doc["prior_word"], doc["prior_trait_word"], "ru"
         )
         assert item["prior"] == pytest.approx(prior, rel=1e-5, abs=1e-7)
         for group in doc["groups"]:
-            expected = _reference_set(model, tokenizer, doc["template"], group["word"], doc["trait_word"], "ru") - prior
+            expected = reference_set(model, tokenizer, weights, doc["template"], group["word"], doc["trait_word"], "ru")
+            expected -= prior
             assert item["associations"][group["name"]] == pytest.approx(expected, rel=1e-5, abs=1e-7)
     results = ru_set_run.results["results"]["stereotype_leakage_mlm_ru"]
     assert results["score,none"] == "set" and results["scored_cells,none"] == 2 * 19
