@@ -2,11 +2,11 @@
 
 Both compute the association SeT(template with group, trait) − SeT(template with prior word, trait) of the same English
 cells (one template of ``stereotype_leakage_mlm_en`` × groups × traits; the reference-style loop is slow) with the same seeded random bert-base-like model
-(WordPiece vocab ~30k, width 768, 2 layers). The reference-style loop follows ``quick_sens_v2.wordasso``: for every
-(group, trait) it rescores the prior-word sentence, runs one unpadded forward pass per trait sub-token without
-``no_grad``, and solves the minimal output-layer update iteratively in numpy (``multiclass_update``, sortedness check
-included). ``hf-mlm`` (request ``masked_sensitivity``) scores every distinct input once, in length-sorted batches, and
-uses the closed form. Figures are associations (cells) per second.
+(WordPiece vocab ~30k, width 768, 2 layers). The reference-style loop (:mod:`bench.set_reference`, also the tests'
+oracle) follows ``quick_sens_v2.wordasso``: for every (group, trait) it rescores the prior-word sentence, runs one
+unpadded forward pass per trait sub-token without ``no_grad``, and solves the minimal output-layer update iteratively in
+numpy (``multiclass_update``, sortedness check included). ``hf-mlm`` (request ``masked_sensitivity``) scores every
+distinct input once, in length-sorted batches, and uses the closed form. Figures are associations (cells) per second.
 """
 
 from __future__ import annotations
@@ -15,55 +15,16 @@ import statistics
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import torch
 
+from bench.set_reference import output_layer, reference_set
 from bench.timing import REPETITIONS, cell, spread, timed
-from lm_eval_stereo.testing.tiny_models import build_bert
+from lm_eval_stereo.local_models.tiny import build_bert
 
 TEMPLATE = "The <group> is <mask>."
 GROUPS = ("woman", "man", "immigrant", "software engineer")
 TRAITS = ("powerless", "powerful", "untrustworthy", "likable", "irrational", "warm")
 PRIOR = "person"
-
-
-def _squish(z: np.ndarray) -> np.ndarray:
-    """Unclipped pooling projection of z (z[1:] sorted decreasing) onto {x_0 >= x_i}, checking the order first."""
-    assert all(z[i] >= z[i + 1] for i in range(1, len(z) - 1))
-    mu, last = z[0], len(z) - 1
-    for k in range(1, len(z)):
-        if z[k] <= mu:
-            last = k - 1
-            break
-        mu = mu * k / (k + 1) + z[k] / (k + 1)
-    x = z.copy()
-    x[: last + 1] = mu
-    return x
-
-
-def _update_norm(weights: np.ndarray, x: np.ndarray, j: int) -> float:
-    a = weights @ x
-    c = (a - a[j] + 1) / (x @ x)
-    c[j] = 0
-    order = np.argsort(-c)
-    order = np.concatenate([[j], order[order != j]])
-    delta = _squish(c[order])[np.argsort(order)] - c
-    return float(np.linalg.norm(np.outer(delta, x)))
-
-
-def reference_set(model, tokenizer, weights: np.ndarray, template: str, word: str, trait: str) -> float:
-    """SeT of one filled template, one forward pass per sub-token, gradients tracked as in the reference."""
-    trait_ids = tokenizer.encode(trait)[1:-1]
-    text = template.replace(" <mask>", (" " + tokenizer.mask_token) * len(trait_ids)).replace("<group>", word)
-    ids = tokenizer.encode(text, return_tensors="pt")
-    positions = (ids[0] == tokenizer.mask_token_id).nonzero()[:, 0].tolist()
-    total = 0.0
-    for position, target in zip(positions, trait_ids):
-        hidden = model(ids, output_hidden_states=True).hidden_states[-1][0, position]
-        x = np.append(model.cls.predictions.transform(hidden).detach().numpy(), 1.0)
-        total += float(np.log(1 - _update_norm(weights, x, target)))
-        ids[0, position] = target
-    return total
 
 
 def measure(directory: Path, quick: bool) -> dict:
@@ -77,8 +38,7 @@ def measure(directory: Path, quick: bool) -> dict:
     cells = [(TEMPLATE, g, trait) for g in groups for trait in traits]
     tokenizer = AutoTokenizer.from_pretrained(directory)
     model = AutoModelForMaskedLM.from_pretrained(directory).eval()
-    head = model.cls.predictions.decoder
-    weights = np.concatenate([head.weight.detach().numpy(), head.bias.detach().numpy()[:, None]], axis=1)
+    weights = output_layer(model)
     reference_s, expected = timed(
         lambda: [
             reference_set(model, tokenizer, weights, t, g, trait)

@@ -32,8 +32,8 @@ from pathlib import Path
 import torch
 
 from bench.timing import REPETITIONS, cell, spread
+from lm_eval_stereo.local_models.tiny import build_bert
 from lm_eval_stereo.models.masked_lm import HFMaskedLM, MaskedCopy
-from lm_eval_stereo.testing.tiny_models import build_bert
 
 TASKS = ["stereoset_multi_mlm", "gest_en_mlm"]
 BATCH_SIZE = 64

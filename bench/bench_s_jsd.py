@@ -18,7 +18,7 @@ import torch
 
 from bench.timing import REPETITIONS, timed
 from lm_eval_stereo.core.alignment import shared_positions
-from lm_eval_stereo.testing.tiny_models import build_xlmr
+from lm_eval_stereo.local_models.tiny import build_xlmr
 
 #: gender-swapped pairs made of the tiny corpus' words (the synthetic 120k vocabulary has real pieces only for them)
 PAIRS: tuple[tuple[str, str], ...] = (

@@ -29,8 +29,8 @@ from pathlib import Path
 import torch
 
 from bench.timing import REPETITIONS, cell, spread
+from lm_eval_stereo.local_models.tiny import build_causal_lm
 from lm_eval_stereo.models.hf_prefix import HFPrefixLM, batches
-from lm_eval_stereo.testing.tiny_models import build_causal_lm
 
 TASKS = ["stereoset_multi", "gest_en", "gerbbq_mc"]
 BATCH_SIZE = 32

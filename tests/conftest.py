@@ -40,7 +40,7 @@ def offline_environment(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="session")
 def tiny_causal(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A seeded tiny GPT-2-style model with a byte-level BPE tokenizer and a chat template."""
-    from lm_eval_stereo.testing.tiny_models import build_causal_lm
+    from lm_eval_stereo.local_models.tiny import build_causal_lm
 
     return build_causal_lm(tmp_path_factory.mktemp("tiny_causal"), seed=0)
 
@@ -51,6 +51,6 @@ def smollm2() -> Path:
 
     Converted once into the repository's ``.cache/real-models`` and reused by later runs and xdist workers.
     """
-    from lm_eval_stereo.testing.real_models import SMOLLM2, materialise
+    from lm_eval_stereo.local_models.real import SMOLLM2, materialise
 
     return materialise(SMOLLM2, REPO / ".cache" / "real-models" / "smollm2")

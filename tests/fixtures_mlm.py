@@ -10,7 +10,7 @@ import pytest
 @pytest.fixture(scope="session")
 def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A seeded tiny ``BertForPreTraining`` with a WordPiece tokenizer."""
-    from lm_eval_stereo.testing.tiny_models import build_bert
+    from lm_eval_stereo.local_models.tiny import build_bert
 
     return build_bert(tmp_path_factory.mktemp("tiny_bert"), seed=0)
 
@@ -18,7 +18,7 @@ def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_xlmr(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A seeded tiny ``XLMRobertaForMaskedLM`` with a SentencePiece-style Unigram tokenizer."""
-    from lm_eval_stereo.testing.tiny_models import build_xlmr
+    from lm_eval_stereo.local_models.tiny import build_xlmr
 
     return build_xlmr(tmp_path_factory.mktemp("tiny_xlmr"), seed=0)
 

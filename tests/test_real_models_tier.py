@@ -16,7 +16,7 @@ import pytest
 from lm_eval_encoding import lm_eval_encoding, split_survives
 from lm_eval_runner import LmEvalRun, run_lm_eval
 
-from lm_eval_stereo.testing.real_models import GEMMA3, is_installed, materialise
+from lm_eval_stereo.local_models.real import GEMMA3, is_installed, materialise
 
 #: one task of every log-likelihood family: StereoSet causal (intra and inter), GEST, GerBBQ MC, S_JSD causal, leakage
 FAMILIES = ("stereoset_multi_en", "gest_en", "gerbbq_mc_amb", "s_jsd_fr", "stereotype_leakage_en")

@@ -54,7 +54,7 @@ class ModelRuns:
 @pytest.fixture(scope="session")
 def model_runs(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> ModelRuns:
     """Three tiny causal LMs (seeds 0, 1, 2) evaluated by the real lm_eval command, each into its own folder."""
-    from lm_eval_stereo.testing.tiny_models import build_causal_lm
+    from lm_eval_stereo.local_models.tiny import build_causal_lm
 
     root = tmp_path_factory.mktemp("report_runs")
     models = [tiny_causal, *(build_causal_lm(tmp_path_factory.mktemp(f"model{seed}"), seed=seed) for seed in (1, 2))]

@@ -43,7 +43,7 @@ def write_local_tasks(folder: Path) -> Path:
 @pytest.fixture(scope="module")
 def runs(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[LmEvalRun], list[str]]:
     """Two tiny causal LMs (seeds 0, 1) on the bias tasks and the local tasks, by the real lm_eval command."""
-    from lm_eval_stereo.testing.tiny_models import build_causal_lm
+    from lm_eval_stereo.local_models.tiny import build_causal_lm
 
     include = write_local_tasks(tmp_path_factory.mktemp("local_tasks"))
     root = tmp_path_factory.mktemp("capability_runs")

@@ -2,8 +2,9 @@
 
 Two ``lm_eval`` runs with ``--log_samples`` (batched, as users run them): a tiny causal LM on StereoSet (en, de, tr),
 ``gest_en`` and ``gerbbq_mc_amb``; a tiny BERT (``hf-mlm``) on masked StereoSet and ``gest_en_mlm``. Each logged score
-is compared with a deliberately plain loop written here after the reference code (one item at a time, batch size 1,
-no harness code), tolerance 1e-5. The StereoSet selection holds the rows whose context has two ``BLANK``s and the
+is compared with a deliberately plain loop written after the reference code (one item at a time, batch size 1,
+no harness code; the causal StereoSet scores in ``tests/stereoset_reference.py``, shared with the real-model parity
+test), tolerance 1e-5. The StereoSet selection holds the rows whose context has two ``BLANK``s and the
 rows where ``BLANK`` is glued to a suffix ("BLANKed", "BLANKSTEN", "BLANKı").
 """
 
@@ -18,6 +19,7 @@ import pytest
 import torch
 from fixtures_mlm import tiny_bert  # noqa: F401  (session fixture)
 from lm_eval_runner import LmEvalRun, run_lm_eval
+from stereoset_reference import reference_intersentence, reference_intrasentence
 
 from lm_eval_stereo.tasks.gest.task import TEMPLATES
 from lm_eval_stereo.tasks.gest.task_mlm import MASKED_TEMPLATES
@@ -90,34 +92,7 @@ def bert(tiny_bert):  # noqa: F811
     return BertForPreTraining.from_pretrained(tiny_bert).eval(), AutoTokenizer.from_pretrained(tiny_bert)
 
 
-def geometric_mean(probs: list[float]) -> float:
-    """The reference's sentence score: 2 ** (mean log2 p)."""
-    return float(np.power(2, np.sum([np.log2(p) for p in probs]) / len(probs)))
-
-
 # ---------------------------------------------------------------- plain reference loops (one item at a time)
-
-
-@torch.no_grad()
-def ref_causal_intrasentence(model, tokenizer, sentence: str) -> float:
-    """``generative_inference``: P(token 1) after the encoded "<|endoftext|>", tokens 2..n from the sentence alone."""
-    start = torch.tensor([tokenizer.encode("<|endoftext|>")])
-    initial = model(start)[0].softmax(dim=-1)[0][0]
-    ids = tokenizer([sentence])["input_ids"][0]  # batch_encode_plus in transformers < 5
-    output = model(torch.tensor([ids]))[0].softmax(dim=-1)[0]
-    probs = [initial[ids[0]].item()] + [output[i - 1, ids[i]].item() for i in range(1, len(ids))]
-    return geometric_mean(probs)
-
-
-@torch.no_grad()
-def ref_causal_intersentence(model, tokenizer, context: str, candidate: str) -> float:
-    """``generative_inference_gpt`` case "d": the candidate tokens after ``context + " "``."""
-    if context[-1] not in [".", "!", "?"]:
-        context = f"{context}."
-    full = tokenizer.encode(context + " " + candidate)
-    context_len = len(tokenizer.encode(context))
-    output = model(torch.tensor([full]))[0].softmax(dim=-1)[0]
-    return geometric_mean([output[i, full[i + 1]].item() for i in range(context_len - 1, len(full) - 1)])
 
 
 @torch.no_grad()
@@ -171,13 +146,13 @@ def ref_gest_masked(model, tokenizer, male_text: str, female_text: str) -> float
 # ---------------------------------------------------------------- comparisons
 
 
-def stereoset_pairs(run_result: LmEvalRun, prefix: str, reference) -> list[tuple[float, float, dict]]:
-    """(ours, reference, document) for every candidate of the logged StereoSet documents."""
+def stereoset_pairs(run_result: LmEvalRun, prefix: str, test: str, reference) -> list[tuple[float, float, dict]]:
+    """(ours, reference, document) for every candidate of the logged StereoSet documents of one test type."""
     pairs = []
     for lang in LANGS:
         samples = run_result.samples[f"{prefix}_{lang}"]
         assert {s["doc_id"] for s in samples} == set(ROWS[lang].values())
-        for sample in samples:
+        for sample in (s for s in samples if s["doc"]["test"] == test):
             doc = sample["doc"]
             for c, candidate in enumerate(sample["lms"]["candidates"], start=1):
                 pairs.append((candidate["score"], reference(doc, c), doc))
@@ -199,11 +174,9 @@ def test_stereoset_causal_intrasentence_reproduces_the_reference(causal_run, cau
     model, tokenizer = causal
 
     def reference(doc, c):
-        if doc["test"] != "intrasentence":
-            return None
-        return math.log(ref_causal_intrasentence(model, tokenizer, doc[f"c{c}_sentence"]))
+        return reference_intrasentence(model, tokenizer, doc[f"c{c}_sentence"])
 
-    pairs = [p for p in stereoset_pairs(causal_run, "stereoset_multi", reference) if p[1] is not None]
+    pairs = stereoset_pairs(causal_run, "stereoset_multi", "intrasentence", reference)
     assert len(pairs) == 3 * 3 * len(LANGS)  # intrasentence, two-BLANK and glued rows
     assert max_delta(pairs) < TOL, max_delta(pairs)
     for lang in LANGS:
@@ -216,11 +189,9 @@ def test_stereoset_causal_intersentence_reproduces_the_reference(causal_run, cau
     model, tokenizer = causal
 
     def reference(doc, c):
-        if doc["test"] != "intersentence":
-            return None
-        return math.log(ref_causal_intersentence(model, tokenizer, doc["context"], doc[f"c{c}_sentence"]))
+        return reference_intersentence(model, tokenizer, doc["context"], doc[f"c{c}_sentence"])
 
-    pairs = [p for p in stereoset_pairs(causal_run, "stereoset_multi", reference) if p[1] is not None]
+    pairs = stereoset_pairs(causal_run, "stereoset_multi", "intersentence", reference)
     assert len(pairs) == 3 * len(LANGS)
     assert max_delta(pairs) < TOL, max_delta(pairs)
 
@@ -229,11 +200,9 @@ def test_stereoset_masked_intrasentence_reproduces_the_reference(masked_run, ber
     model, tokenizer = bert
 
     def reference(doc, c):
-        if doc["test"] != "intrasentence":
-            return None
         return ref_masked_intrasentence(model, tokenizer, doc["context"], doc[f"c{c}_word"])
 
-    pairs = [p for p in stereoset_pairs(masked_run, "stereoset_multi_mlm", reference) if p[1] is not None]
+    pairs = stereoset_pairs(masked_run, "stereoset_multi_mlm", "intrasentence", reference)
     assert len(pairs) == 3 * 3 * len(LANGS)
     assert max_delta(pairs) < TOL, max_delta(pairs)
     glued_and_double = [
@@ -246,11 +215,9 @@ def test_stereoset_next_sentence_reproduces_the_reference_and_its_ties(masked_ru
     model, tokenizer = bert
 
     def reference(doc, c):
-        if doc["test"] != "intersentence":
-            return None
         return ref_next_sentence(model, tokenizer, doc["context"], doc[f"c{c}_sentence"])
 
-    pairs = [p for p in stereoset_pairs(masked_run, "stereoset_multi_mlm", reference) if p[1] is not None]
+    pairs = stereoset_pairs(masked_run, "stereoset_multi_mlm", "intersentence", reference)
     assert len(pairs) == 3 * len(LANGS)
     assert max_delta(pairs) < TOL, max_delta(pairs)
     for lang in LANGS:

@@ -12,6 +12,7 @@ from fixtures_mlm import *  # noqa: F403  (session fixtures tiny_bert, tiny_xlmr
 from lm_eval_encoding import split_survives
 from lm_eval_runner import LmEvalRun, run_lm_eval
 
+from bench.set_reference import minimal_update, output_layer, reference_set, set_score
 from lm_eval_stereo.tasks.stereotype_leakage import data, human, reference, templates
 
 # ---------------------------------------------------------------------------------------------- human stereotypes
@@ -60,34 +61,6 @@ def test_unknown_language_is_a_clear_error() -> None:
 # ---------------------------------------------------------------------------------------------- SeT closed form
 
 
-def _squish(z: np.ndarray) -> np.ndarray:
-    """Projection of z (z[1:] sorted decreasing) onto {x_0 >= x_i}: the reference's iterative pooling, unclipped."""
-    mu, last = z[0], len(z) - 1
-    for k in range(1, len(z)):
-        if z[k] <= mu:
-            last = k - 1
-            break
-        mu = mu * k / (k + 1) + z[k] / (k + 1)
-    x = z.copy()
-    x[: last + 1] = mu
-    return x
-
-
-def _iterative_update(weights: np.ndarray, x: np.ndarray, j: int) -> np.ndarray:
-    """The reference's ``multiclass_update``: smallest change of ``weights`` making row j win by 1 on x."""
-    a = weights @ x
-    c = (a - a[j] + 1) / (x @ x)
-    c[j] = 0
-    order = np.argsort(-c)
-    order = np.concatenate([[j], order[order != j]])
-    delta = _squish(c[order])[np.argsort(order)] - c
-    return weights + np.outer(delta, x)
-
-
-def _set_reference(weights: np.ndarray, x: np.ndarray, j: int) -> float:
-    return float(np.log(1 - np.linalg.norm(weights - _iterative_update(weights, x, j))))
-
-
 @pytest.mark.parametrize("seed", range(6))
 def test_set_closed_form_equals_the_iterative_update(seed: int) -> None:
     torch = pytest.importorskip("torch")
@@ -102,10 +75,9 @@ def test_set_closed_form_equals_the_iterative_update(seed: int) -> None:
     logits = torch.tensor(xs @ weights.T)
     norms = minimum_update_norm(logits, torch.tensor(targets), torch.tensor((xs**2).sum(axis=1))).numpy()
     for row in range(rows):
-        expected = np.linalg.norm(_iterative_update(weights, xs[row], targets[row]) - weights)
+        expected = np.linalg.norm(minimal_update(weights, xs[row], targets[row]))
         assert norms[row] == pytest.approx(expected, rel=1e-9, abs=1e-12)
-    with np.errstate(invalid="ignore"):
-        expected_scores = [_set_reference(weights, xs[r], targets[r]) for r in range(rows)]
+    expected_scores = [set_score(weights, xs[r], targets[r]) for r in range(rows)]
     scores = sensitivity_scores(logits, torch.tensor(targets), torch.tensor((xs**2).sum(axis=1))).numpy()
     np.testing.assert_allclose(scores, expected_scores, rtol=1e-9, atol=1e-12, equal_nan=True)
 
@@ -285,31 +257,6 @@ def test_group_and_trait_names_equal_the_maps_of_aggre_tem_py() -> None:
 # ---------------------------------------------------------------------------------------------- masked-LM tasks
 
 
-def _reference_set(model, tokenizer, template: str, group: str, trait: str, lang: str) -> float:
-    """SeT of one filled template as the reference loop computes it: one unbatched forward pass per sub-token."""
-    import torch
-
-    trait_ids = tokenizer.encode(trait)[1:-1]
-    pattern = "<mask>" if lang == "zh" else " <mask>"
-    joiner = "" if lang == "zh" else " "
-    text = template.replace(pattern, (joiner + tokenizer.mask_token) * len(trait_ids)).replace("<group>", group)
-    ids = tokenizer.encode(text, return_tensors="pt")
-    positions = (ids[0] == tokenizer.mask_token_id).nonzero()[:, 0].tolist()
-    head = model.cls.predictions
-    weights = np.concatenate(
-        [head.decoder.weight.detach().double().numpy(), head.decoder.bias.detach().double().numpy()[:, None]], axis=1
-    )
-    total = 0.0
-    with torch.no_grad():
-        for position, target in zip(positions, trait_ids):
-            hidden = model(ids, output_hidden_states=True).hidden_states[-1][0, position]
-            x = np.append(head.transform(hidden).double().numpy(), 1.0)
-            with np.errstate(invalid="ignore"):
-                total += float(np.log(1 - np.linalg.norm(_iterative_update(weights, x, target) - weights)))
-            ids[0, position] = target
-    return total
-
-
 @pytest.fixture(scope="module", autouse=True)
 def one_thread():
     """Tiny models run ~20x faster with one intra-op thread on a loaded machine (restored afterwards)."""
@@ -336,17 +283,19 @@ def test_set_task_equals_the_reference_loop_per_item(ru_set_run: LmEvalRun, tiny
 
     model = AutoModelForMaskedLM.from_pretrained(tiny_bert).eval()
     tokenizer = AutoTokenizer.from_pretrained(tiny_bert)
+    weights = output_layer(model)
     samples = ru_set_run.samples["stereotype_leakage_mlm_ru"]
     assert len(samples) == 2
     for sample in samples:
         doc, item = sample["doc"], sample["n_leaks"]
         assert doc["template_id"] == "sing_plur10-fem" and doc["prior_trait_word"] != doc["trait_word"]
-        prior = _reference_set(
-            model, tokenizer, doc["prior_template"], doc["prior_word"], doc["prior_trait_word"], "ru"
+        prior = reference_set(
+            model, tokenizer, weights, doc["prior_template"], doc["prior_word"], doc["prior_trait_word"], "ru"
         )
         assert item["prior"] == pytest.approx(prior, rel=1e-5, abs=1e-7)
         for group in doc["groups"]:
-            expected = _reference_set(model, tokenizer, doc["template"], group["word"], doc["trait_word"], "ru") - prior
+            expected = reference_set(model, tokenizer, weights, doc["template"], group["word"], doc["trait_word"], "ru")
+            expected -= prior
             assert item["associations"][group["name"]] == pytest.approx(expected, rel=1e-5, abs=1e-7)
     results = ru_set_run.results["results"]["stereotype_leakage_mlm_ru"]
     assert results["score,none"] == "set" and results["scored_cells,none"] == 2 * 19
@@ -497,8 +446,17 @@ def test_causal_task_skips_templates_with_the_group_after_the_trait() -> None:
 # ---------------------------------------------------------------------------------------------- leakage across runs
 
 
-def _write_run(folder: Path, task: str, table: pd.DataFrame, score: str = "set") -> Path:
-    """A fake lm_eval output folder: one logged sample per trait holding the table's row, and a results file."""
+def _write_run(
+    folder: Path,
+    task: str,
+    table: pd.DataFrame,
+    score: str = "set",
+    *,
+    stamp: str = "2026-01-01T00-00-00",
+    date: float | None = None,
+) -> Path:
+    """A fake lm_eval output folder: one logged sample per trait holding the table's row, and a results file (with
+    lm_eval's ``date`` when given)."""
     folder.mkdir(parents=True, exist_ok=True)
     lines = [
         json.dumps(
@@ -506,8 +464,9 @@ def _write_run(folder: Path, task: str, table: pd.DataFrame, score: str = "set")
         )
         for i, t in enumerate(table.index)
     ]
-    (folder / f"samples_{task}_2026-01-01T00-00-00.jsonl").write_text("\n".join(lines), encoding="utf-8")
-    (folder / "results_2026-01-01T00-00-00.json").write_text(json.dumps({"results": {task: {"score,none": score}}}))
+    (folder / f"samples_{task}_{stamp}.jsonl").write_text("\n".join(lines), encoding="utf-8")
+    results: dict = {"results": {task: {"score,none": score}}} | ({} if date is None else {"date": date})
+    (folder / f"results_{stamp}.json").write_text(json.dumps(results))
     return folder
 
 
@@ -530,7 +489,7 @@ def test_leakage_cli_refits_a_run_and_writes_table_json_and_graph(ru_set_run: Lm
 
 
 def test_results_hold_the_table_that_the_cli_rebuilds_from_the_samples(ru_set_run: LmEvalRun) -> None:
-    from lm_eval_stereo.tasks.stereotype_leakage.across_runs import read_tables
+    from lm_eval_stereo.report.leakage_runs import read_tables
 
     logged = json.loads(ru_set_run.metric("stereotype_leakage_mlm_ru", "association_table"))
     table = pd.DataFrame.from_dict(logged, orient="index").astype(float)
@@ -541,6 +500,7 @@ def test_results_hold_the_table_that_the_cli_rebuilds_from_the_samples(ru_set_ru
 
 
 def test_leakage_cli_uses_the_mono_table_as_covariate(tmp_path: Path) -> None:
+    from lm_eval_stereo.report.leakage_runs import read_tables
     from lm_eval_stereo.tasks.stereotype_leakage import across_runs
 
     humans, mono = _fixture_tables(seed=1)
@@ -548,30 +508,60 @@ def test_leakage_cli_uses_the_mono_table_as_covariate(tmp_path: Path) -> None:
     multi = 0.3 * mono + 0.2 * humans["hi"].fillna(0) + 0.01 * rng.normal(size=mono.shape)
     _write_run(tmp_path / "multi", "stereotype_leakage_mlm_en", multi)
     _write_run(tmp_path / "mono", "stereotype_leakage_mlm_en", mono)
-    report = across_runs.fit_runs(
-        across_runs.read_tables(tmp_path / "multi"), across_runs.read_tables(tmp_path / "mono")
-    )
+    report = across_runs.fit_runs(read_tables(tmp_path / "multi"), read_tables(tmp_path / "mono"))
     fit = report["fits"]["stereotype_leakage_mlm_en"]
     assert fit["mono_task"] == "stereotype_leakage_mlm_en" and fit["mono_coef"] == pytest.approx(0.3, rel=0.02)
     assert fit["coef"]["hi"] == pytest.approx(0.2 * 100, rel=0.02)  # x100: the reference scaling of SeT
     assert fit["leaks"] == ["hi"] and report["edges"][0]["source"] == "hi" and report["edges"][0]["target"] == "en"
 
 
+def test_the_newest_run_is_the_newest_by_lm_evals_date_not_by_file_time(tmp_path: Path) -> None:
+    """Two runs of one task whose files' modification times say the opposite of their ``date``: the table is the
+    later run's by ``date`` (as the report picks runs), and its score comes from that run's own results."""
+    import os
+
+    from lm_eval_stereo.report.leakage_runs import read_tables
+
+    _, earlier = _fixture_tables(seed=3)
+    _, later = _fixture_tables(seed=4)
+    task = "stereotype_leakage_mlm_en"
+    _write_run(tmp_path, task, earlier, "set", stamp="2026-01-01T00-00-00", date=1_000.0)
+    _write_run(tmp_path, task, later, "ilps", stamp="2026-01-02T00-00-00", date=2_000.0)
+    for stamp, mtime in (("2026-01-01T00-00-00", 3_000), ("2026-01-02T00-00-00", 1_500)):  # file times disagree
+        for name in (f"results_{stamp}.json", f"samples_{task}_{stamp}.jsonl"):
+            os.utime(tmp_path / name, (mtime, mtime))
+    (table,) = read_tables(tmp_path)
+    assert table.task == task and table.score == "ilps"
+    pd.testing.assert_frame_equal(table.table, later, check_exact=True)
+
+
+def test_runs_of_two_models_for_one_task_are_an_error_that_names_them(tmp_path: Path) -> None:
+    from lm_eval_stereo.report.leakage_runs import LeakageInputError, read_tables
+
+    _, table = _fixture_tables(seed=5)
+    for name in ("model-a", "model-b"):
+        results = _write_run(tmp_path / name, "stereotype_leakage_mlm_en", table) / "results_2026-01-01T00-00-00.json"
+        data = json.loads(results.read_text()) | {"config": {"model": "hf-mlm", "model_args": f"pretrained={name}"}}
+        results.write_text(json.dumps(data))
+    with pytest.raises(LeakageInputError, match="stereotype_leakage_mlm_en was run with 2 models .*pretrained=model-b"):
+        read_tables(tmp_path / "model-a", tmp_path / "model-b")
+
+
 def test_leakage_cli_rejects_folders_without_leakage_samples(tmp_path: Path, capsys) -> None:
-    from lm_eval_stereo.tasks.stereotype_leakage import across_runs
+    from lm_eval_stereo.report import leakage_across_runs
 
     other = tmp_path / "other"
     other.mkdir()
     (other / "results_x.json").write_text(json.dumps({"results": {"gest_en": {}}}))
     with pytest.raises(SystemExit) as stopped:
-        across_runs.main([str(other), "--no-png", "--json", str(tmp_path / "x.json")])
+        leakage_across_runs.main([str(other), "--no-png", "--json", str(tmp_path / "x.json")])
     assert stopped.value.code == 2 and "no logged samples of stereotype_leakage* tasks" in capsys.readouterr().err
     (other / "results_y.json").write_text(json.dumps({"results": {"stereotype_leakage_mlm_en": {}}}))
     with pytest.raises(SystemExit):
-        across_runs.main([str(other), "--no-png"])
+        leakage_across_runs.main([str(other), "--no-png"])
     assert "--log_samples" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        across_runs.main([str(tmp_path / "missing"), "--no-png"])
+        leakage_across_runs.main([str(tmp_path / "missing"), "--no-png"])
     assert f"argument OUT_MULTI: {tmp_path / 'missing'}: no such file or folder" in capsys.readouterr().err
 
 
@@ -591,7 +581,7 @@ def _reference_ilps(model, tokenizer, sentence: str, trait: str) -> float:
 def test_seq2seq_task_equals_the_reference_mean_log_probability(tmp_path: Path) -> None:
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    from lm_eval_stereo.testing.tiny_models import build_t5
+    from lm_eval_stereo.local_models.tiny import build_t5
 
     t5 = build_t5(tmp_path / "t5", seed=0)
     args = ["--model", "hf", "--model_args", f"pretrained={t5},backend=seq2seq,dtype=float32", "--device", "cpu"]

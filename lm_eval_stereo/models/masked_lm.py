@@ -55,6 +55,8 @@ from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_N
 
 from lm_eval_stereo.core.alignment import shared_positions
 from lm_eval_stereo.core.masked_requests import SPAN_MODES
+from lm_eval_stereo.models.padding import pad_batch
+from lm_eval_stereo.models.sensitivity import score_requests
 
 eval_logger = logging.getLogger(__name__)
 
@@ -130,17 +132,6 @@ def span_copies(ids: Sequence[int], start: int, end: int, mode: str, mask_id: in
             raise ValueError(f"unknown masked_span mode {mode!r}; use one of {', '.join(SPAN_MODES)}")
         copies.append(MaskedCopy(tokens, (start + i,), (target,), owner, (i,)))
     return copies
-
-
-def pad_batch(sequences: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Right-padded ``input_ids`` and ``attention_mask`` for ``sequences``."""
-    longest = max(len(s) for s in sequences)
-    ids = torch.full((len(sequences), longest), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(sequences), longest), dtype=torch.long)
-    for row, sequence in enumerate(sequences):
-        ids[row, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
-        mask[row, : len(sequence)] = 1
-    return ids, mask
 
 
 class _LoadingInfo:
@@ -469,8 +460,6 @@ class HFMaskedLM(HFLM):
 
     def masked_sensitivity(self, requests: list[Instance], disable_tqdm: bool = False) -> list[list[float]]:
         """SeT per trait sub-token of each (left, trait, right, separator): :mod:`~lm_eval_stereo.models.sensitivity`."""
-        from lm_eval_stereo.models.sensitivity import score_requests
-
         return score_requests(self, requests)
 
     def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:

@@ -32,7 +32,7 @@ from typing import Any
 
 import torch
 
-from lm_eval_stereo.models.masked_lm import pad_batch
+from lm_eval_stereo.models.padding import pad_batch
 
 
 def minimum_update_norm(logits: torch.Tensor, targets: torch.Tensor, x_norm_sq: torch.Tensor) -> torch.Tensor:

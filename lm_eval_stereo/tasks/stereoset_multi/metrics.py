@@ -33,6 +33,7 @@ logger = logging.getLogger(__name__)
 LABELS = ("stereotype", "anti-stereotype", "unrelated")
 TESTS = ("intrasentence", "intersentence")
 BIAS_TYPES = ("gender", "profession", "race", "religion")
+#: the figures of one summary: of the whole task, of each test type and of each bias type (:func:`_summary`)
 SUMMARY_KEYS = ("lms", "ss", "icat", "lms_term_avg", "ss_term_avg", "icat_macro", "icat_micro", "count", "ties")
 
 
@@ -138,7 +139,6 @@ def judgement_columns(items: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarra
 
 
 TEST_PREFIXES = {"intrasentence": "intra", "intersentence": "inter"}
-TEST_KEYS = ("lms", "ss", "icat", "lms_term_avg", "ss_term_avg", "icat_macro", "icat_micro", "count", "ties")
 BOOKKEEPING = ("count", "ties")
 
 
@@ -148,7 +148,7 @@ def summarize(items: list[dict[str, Any]]) -> dict[str, Any]:
     flat: dict[str, Any] = {key: result[key] for key in SUMMARY_KEYS} | {"unscored": result["unscored"]}
     for test, prefix in TEST_PREFIXES.items():
         summary = result["by_test"].get(test, {})
-        for key in TEST_KEYS:
+        for key in SUMMARY_KEYS:
             flat[f"{prefix}_{key}"] = summary.get(key, 0 if key in BOOKKEEPING else float("nan"))
     for bias in BIAS_TYPES:
         summary = result["by_bias_type"].get(bias, {})

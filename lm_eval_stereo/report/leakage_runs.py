@@ -1,0 +1,84 @@
+"""The stereotype-leakage association tables of lm_eval runs, read as the report reads runs.
+
+Runs are the ``results_*.json`` files below the given paths (:mod:`lm_eval_stereo.report.runs`); per task the newest
+run that logged its samples (``--log_samples``) is taken: newest by lm_eval's ``date`` (the file's modification time
+when it has none), ties broken by path, a newer run replacing an older one, as ``lm-eval-stereo report`` picks runs.
+Each task's 32 x 30 table (mean over templates) is rebuilt from the ``n_leaks`` items of its samples file. The tables of
+one task must come from one model: runs of several models for the same task are an error, not a silent choice.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from lm_eval_stereo.report.comparisons import samples_path
+from lm_eval_stereo.report.runs import ReportError, Run, load_run, results_files
+from lm_eval_stereo.tasks.stereotype_leakage import metrics
+from lm_eval_stereo.tasks.stereotype_leakage.across_runs import RunTable
+
+PREFIX = "stereotype_leakage"
+
+
+class LeakageInputError(ValueError):
+    """The given folders hold no usable stereotype-leakage results."""
+
+
+def read_tables(*paths: str | Path) -> list[RunTable]:
+    """The association tables of the ``stereotype_leakage*`` tasks logged below ``paths``, one per task (by name)."""
+    where = ", ".join(map(str, paths))
+    newest: dict[str, dict[str, tuple[Run, Path]]] = {}  # task -> model -> (run, samples file)
+    ran = False
+    for run in _runs(paths):  # oldest first: a newer run replaces an older one
+        for task in (task for task in run.tasks if task.startswith(PREFIX)):
+            ran = True
+            samples = samples_path(run, task)
+            if samples.is_file():
+                newest.setdefault(task, {})[run.identity] = (run, samples)
+    if not newest:
+        hint = "; rerun lm_eval with --log_samples" if ran else ""
+        raise LeakageInputError(f"no logged samples of stereotype_leakage* tasks below {where}{hint}")
+    tables = []
+    for task, by_model in sorted(newest.items()):
+        if len(by_model) > 1:
+            raise LeakageInputError(
+                f"{task} was run with {len(by_model)} models below {where} ({'; '.join(sorted(by_model))}): give the "
+                "runs of one model (the monolingual model's with --mono)"
+            )
+        ((run, samples),) = by_model.values()
+        cells = [cell for item in _logged_leaks(samples) for cell in metrics.item_cells(item)]
+        family, _, lang = task.rpartition("_")
+        score = run.values(task).get("score")
+        tables.append(
+            RunTable(task, family, lang, "" if score is None else str(score), metrics.association_table(cells))
+        )
+    return tables
+
+
+def _runs(paths: tuple[str | Path, ...]) -> list[Run]:
+    """Every results file below ``paths``, oldest first; :class:`LeakageInputError` naming an unreadable one (it may be
+    the newest run of a task, which must not silently give way to an older one)."""
+    try:
+        runs = [load_run(path) for path in results_files(list(paths))]
+    except ReportError as exc:
+        raise LeakageInputError(str(exc)) from None
+    return sorted(runs, key=lambda run: (run.date, str(run.path)))
+
+
+def _logged_leaks(path: Path) -> list[Any]:
+    """The ``n_leaks`` field of every logged sample; :class:`LeakageInputError` naming the file and line."""
+    try:
+        lines = path.read_bytes().decode("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LeakageInputError(f"{path}: not a readable samples file ({exc})") from None
+    items = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            items.append(json.loads(line)["n_leaks"])
+        except (json.JSONDecodeError, TypeError, KeyError) as exc:
+            problem = "no 'n_leaks' field" if isinstance(exc, (KeyError, TypeError)) else f"invalid JSON ({exc.msg})"
+            raise LeakageInputError(f"{path}, line {number}: {problem}") from None
+    return items
