@@ -75,7 +75,7 @@ def user_task(folder: Path) -> Path:
 @pytest.fixture(scope="module")
 def user_named_runs(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two tiny causal LMs on ``my_bias_de`` through lm_eval with ``--log_samples``."""
-    from lm_eval_stereo.testing.tiny_models import build_causal_lm
+    from lm_eval_stereo.local_models.tiny import build_causal_lm
 
     include = user_task(tmp_path_factory.mktemp("user_tasks"))
     root = tmp_path_factory.mktemp("user_named_runs")
