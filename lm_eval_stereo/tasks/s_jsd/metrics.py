@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 from lm_eval_stereo.core.bootstrap import DEFAULT_SEED
-from lm_eval_stereo.core.metrics import Metric, MetricSet, Resampling, count, higher, ideal, info
+from lm_eval_stereo.core.metrics import PERCENT, SIGNED_SHARE, Metric, MetricSet, Resampling, count, higher, ideal, info
 
 #: resamples of the reference-style standard error (scipy.stats.bootstrap's default n_resamples)
 SE_RESAMPLES = 9999
@@ -151,10 +151,16 @@ def metric_set(label: str, causal: bool = False) -> MetricSet:
     """The metrics of an S_JSD task (``causal`` adds the counts of the causal adaptation)."""
     metrics: list[Metric] = [
         ideal(
-            "s_jsd", 0.0, "mean pair S_JSD, mean over shared tokens of d_more - d_less (paper prints x10^3)", ci=True
+            "s_jsd",
+            0.0,
+            "mean pair S_JSD, mean over shared tokens of d_more - d_less (paper prints x10^3)",
+            ci=True,
+            bounds=SIGNED_SHARE,
         ),
-        ideal("b_s_jsd", 50.0, "B.S_JSD: % of pairs with sum d_more < sum d_less", ci=True),
-        ideal("cps", 50.0, "CPS: % of pairs with PLL(more) > PLL(less) over the shared tokens", ci=True),
+        ideal("b_s_jsd", 50.0, "B.S_JSD: % of pairs with sum d_more < sum d_less", ci=True, bounds=PERCENT),
+        ideal(
+            "cps", 50.0, "CPS: % of pairs with PLL(more) > PLL(less) over the shared tokens", ci=True, bounds=PERCENT
+        ),
         info("s_jsd_se", "reference-style bootstrap standard error of s_jsd (9999 seeded resamples)"),
         info("b_s_jsd_se", "reference-style bootstrap standard error of b_s_jsd"),
         info("cps_se", "reference-style bootstrap standard error of cps"),

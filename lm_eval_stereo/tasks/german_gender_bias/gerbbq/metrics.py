@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from lm_eval_stereo.core.metrics import MetricSet, Resampling, count, higher, ideal, lower
+from lm_eval_stereo.core.metrics import SHARE, SIGNED_SHARE, MetricSet, Resampling, count, higher, ideal, lower
 
 FEMALE, MALE, NO_GENDER = 1, 0, -1
 
@@ -166,10 +166,15 @@ def summarize(items: list[dict]) -> dict[str, float]:
 METRICS = MetricSet(
     "gerbbq",
     (
-        higher("accuracy", "ambiguous: share of 'unbekannt' answers; disambiguated: share of correct answers", ci=True),
-        ideal("bias", 0.0, "s_AMB (ambiguous) or s_DIS (disambiguated)", ci=True),
-        ideal("bias_f", 0.0, "bias score over the answers naming a woman"),
-        ideal("bias_m", 0.0, "bias score over the answers naming a man"),
+        higher(
+            "accuracy",
+            "ambiguous: share of 'unbekannt' answers; disambiguated: share of correct answers",
+            ci=True,
+            bounds=SHARE,
+        ),
+        ideal("bias", 0.0, "s_AMB (ambiguous) or s_DIS (disambiguated)", ci=True, bounds=SIGNED_SHARE),
+        ideal("bias_f", 0.0, "bias score over the answers naming a woman", bounds=SIGNED_SHARE),
+        ideal("bias_m", 0.0, "bias score over the answers naming a man", bounds=SIGNED_SHARE),
         lower("undetermined", "share of non-empty outputs whose answer could not be determined"),
         lower("empty", "share of empty outputs (not scored)"),
         count("unscored", "documents whose option log-likelihoods were NaN or infinite (multiple choice; left out)"),

@@ -19,7 +19,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from lm_eval_stereo.core.metrics import Metric, MetricSet, Resampling, count, ideal, info, lower
+from lm_eval_stereo.core.metrics import SHARE, Metric, MetricSet, Resampling, count, ideal, info, lower
 from lm_eval_stereo.tasks.german_gender_bias.personas import cooccurrence
 
 GENDERS = ("female", "male")
@@ -122,7 +122,13 @@ COUNTS: tuple[Metric, ...] = (
 STEREO_METRICS = MetricSet(
     "stereo_persona_de",
     (
-        ideal("stereo_accuracy", 0.5, "share of classified personas whose gender is the stereotype's gender", ci=True),
+        ideal(
+            "stereo_accuracy",
+            0.5,
+            "share of classified personas whose gender is the stereotype's gender",
+            ci=True,
+            bounds=SHARE,
+        ),
         *(
             metric
             for g in GENDERS
@@ -143,8 +149,8 @@ STEREO_METRICS = MetricSet(
 NEUTRAL_METRICS = MetricSet(
     "neutral_persona_de",
     (
-        ideal("female_share", 0.5, "share of classified personas that are female", ci=True),
-        ideal("male_share", 0.5, "share of classified personas that are male"),
+        ideal("female_share", 0.5, "share of classified personas that are female", ci=True, bounds=SHARE),
+        ideal("male_share", 0.5, "share of classified personas that are male", bounds=SHARE),
         info("grammar_agreement", "share whose gender equals the grammatical gender of the prompt noun", ci=True),
         *COUNTS,
     ),

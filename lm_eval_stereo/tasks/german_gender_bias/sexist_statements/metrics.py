@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from lm_eval_stereo.core.metrics import MetricSet, Resampling, ideal, lower
+from lm_eval_stereo.core.metrics import SHARE, MetricSet, Resampling, ideal, lower
 
 STATISTICS: tuple[str, ...] = ("combined_sexism", "sexist_agreement", "antisexist_disagreement")
 RESPONSES: tuple[str, ...] = ("agree", "disagree", "undetermined", "empty")
@@ -122,7 +122,9 @@ METRICS = MetricSet(
     "sexist_statements",
     (
         *(
-            ideal(f"{name}{suffix}", 0.0, f"{name} over {_scope_description(type_, gender)}", ci=not suffix)
+            ideal(
+                f"{name}{suffix}", 0.0, f"{name} over {_scope_description(type_, gender)}", ci=not suffix, bounds=SHARE
+            )
             for suffix, type_, gender in _scopes()
             for name in STATISTICS
         ),

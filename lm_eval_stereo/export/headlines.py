@@ -1,0 +1,173 @@
+"""The numbers a run publishes: every headline of its plugin tasks and groups, their distances to the ideal, and the
+metrics of lm_eval's own tasks, each with its direction, range, interval and count.
+
+A plugin task's headlines are its declared metrics with a bootstrap interval (``ci``) that are not a detail view and
+have a direction or an ideal; direction, ideal, range and description come from the declaration
+(:func:`lm_eval_stereo.report.declarations.declaration_of`), the value, interval and standard error from the results
+file. A middle-ideal headline (SS, g_s, a bias score) also gets its distance to the ideal ``|x - ideal|``, lower is
+better, whose interval :mod:`.distance` recomputes from the logged items. Anything that cannot be published (a NaN,
+a missing interval, a distance without items) is an :class:`Omission` with its reason, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from lm_eval_stereo.core.bootstrap import DEFAULT_ITERS
+from lm_eval_stereo.core.metrics import Metric
+from lm_eval_stereo.core.registry import Benchmark
+from lm_eval_stereo.export.distance import Distances
+from lm_eval_stereo.report.capability import capability_ideal, capability_metrics
+from lm_eval_stereo.report.declarations import Declaration
+from lm_eval_stereo.report.runs import Run, is_number
+
+#: how a distance to the ideal is named: ``<metric>_distance``
+DISTANCE_SUFFIX = "_distance"
+
+
+@dataclass(frozen=True)
+class Interval:
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One published number of one task of a run."""
+
+    task: str
+    metric: str
+    value: float
+    lower_is_better: bool
+    #: the declared range (low, high), None where not declared (lm_eval's own tasks)
+    bounds: tuple[float, float] | None
+    #: the ideal of a middle-ideal metric (None for directed ones and for distances)
+    ideal: float | None
+    description: str
+    stderr: float | None
+    stderr_method: str
+    interval: Interval | None
+    #: items (or documents) the number and its interval come from
+    n: int | None
+    bootstrap_iterations: int | None
+    benchmark: Benchmark | None
+    #: for a distance to the ideal: the metric it measures and that metric's ideal
+    distance_of: str | None = None
+    distance_ideal: float | None = None
+
+    @property
+    def result_id(self) -> str:
+        return f"{self.task}/{self.metric}"
+
+
+@dataclass(frozen=True)
+class Omission:
+    """Something of a run that is not published, and why."""
+
+    task: str
+    metric: str
+    reason: str
+
+
+def finite(value: Any) -> float | None:
+    """``value`` as a float when it is a finite number, else None."""
+    return float(value) if is_number(value) and math.isfinite(float(value)) else None
+
+
+def _count(run: Run, task: str) -> int | None:
+    """Items scored: a task's ``count`` metric where it reports one, else the documents lm_eval scored (for a group,
+    the total over its members)."""
+    counted = None if run.members(task) else finite(run.values(task).get("count"))
+    if counted is not None:
+        return int(counted)
+    documents = run.items(task)
+    return documents[0] if documents else None
+
+
+def _headline_metrics(declaration: Declaration, names: list[str]) -> list[Metric]:
+    """The declared headlines among the results' metrics: with an interval and a direction or ideal, no detail."""
+    found = [declaration.metric(name) for name in names]
+    return [
+        metric
+        for name, metric in zip(names, found)
+        if metric is not None and metric.name == name and metric.ci and not metric.detail
+        if metric.direction in ("higher", "lower", "ideal")
+    ]
+
+
+def _distance_bounds(metric: Metric) -> tuple[float, float] | None:
+    if metric.bounds is None or metric.ideal is None:
+        return None
+    low, high = metric.bounds
+    return 0.0, max(metric.ideal - low, high - metric.ideal)
+
+
+def plugin_headlines(
+    run: Run, task: str, declaration: Declaration, distances: Distances | None
+) -> tuple[list[Headline], list[Omission]]:
+    """The headlines of a plugin task or group and their distances to the ideal (see the module docstring)."""
+    values = run.values(task)
+    headlines: list[Headline] = []
+    omitted: list[Omission] = []
+    benchmark = declaration.benchmark or (declaration.benchmarks[0] if len(declaration.benchmarks) == 1 else None)
+    n = _count(run, task)
+    for metric in _headline_metrics(declaration, list(values)):
+        value = finite(values[metric.name])
+        if value is None:
+            omitted.append(Omission(task, metric.name, f"left out: value {values[metric.name]!r} (EEE holds no NaN)"))
+            continue
+        low, high = finite(values.get(f"{metric.name}_ci_low")), finite(values.get(f"{metric.name}_ci_high"))
+        interval = Interval(low, high) if low is not None and high is not None else None
+        if interval is None:
+            why = "a group: lm_eval averages its members" if run.members(task) else "not in the results"
+            omitted.append(Omission(task, metric.name, f"exported without CI: no finite bootstrap interval ({why})"))
+        # a task's lm_eval stderr is its bootstrap standard error (SummaryTask); a group's, lm_eval's pooling of them
+        stderr = run.stderr(task, metric.name)
+        method = "lm_eval pooled over the members' bootstrap" if run.members(task) else "bootstrap"
+        headlines.append(
+            Headline(
+                task, metric.name, value, metric.direction == "lower", metric.bounds, metric.ideal,
+                metric.description, stderr, method, interval, n, DEFAULT_ITERS if interval else None, benchmark,
+            )
+        )  # fmt: skip
+        if metric.direction == "ideal" and metric.ideal is not None:
+            signed = (interval.low, interval.high) if interval else None
+            found, why = (
+                distances.of(metric.name, metric.ideal, signed) if distances else (None, "no --log_samples items")
+            )
+            if found is None:
+                reason = f"distance to the ideal exported without CI: {why}"
+                omitted.append(Omission(task, metric.name + DISTANCE_SUFFIX, reason))
+            headlines.append(
+                Headline(
+                    task, metric.name + DISTANCE_SUFFIX, abs(value - metric.ideal), True, _distance_bounds(metric),
+                    None, f"|{metric.name} - {metric.ideal:g}|: distance of {metric.name} to its ideal",
+                    found.stderr if found else None, "bootstrap", Interval(found.low, found.high) if found else None,
+                    n, DEFAULT_ITERS if found else None, benchmark, metric.name, metric.ideal,
+                )
+            )  # fmt: skip
+    return headlines, omitted
+
+
+def lm_eval_headlines(run: Run, task: str) -> tuple[list[Headline], list[Omission]]:
+    """The metrics of one of lm_eval's own tasks with lm_eval's standard error and direction."""
+    documents = run.items(task)
+    headlines: list[Headline] = []
+    omitted: list[Omission] = []
+    for name in capability_metrics(run, task):
+        raw = run.values(task)[name]
+        value, direction = finite(raw), capability_ideal(run, task, name)
+        if value is None:
+            omitted.append(Omission(task, name, f"left out: value {raw!r} (EEE holds no NaN)"))
+        elif direction is None:
+            omitted.append(Omission(task, name, "left out: lm_eval records no direction for it"))
+        else:
+            headlines.append(
+                Headline(
+                    task, name, value, direction.direction == "lower", None, None, f"lm_eval's {name} of {task}",
+                    run.stderr(task, name), "lm_eval", None, documents[0] if documents else None, None, None,
+                )
+            )  # fmt: skip
+    return headlines, omitted

@@ -1,0 +1,277 @@
+"""``lm-eval-stereo export``: Every Eval Ever records and the model-card table of a real lm_eval run.
+
+One tiny-model run (StereoSet English and GEST English, plugin tasks, next to a local lm_eval task) with
+``--log_samples`` is exported; the records are validated against the upstream schemas (``jsonschema``, Draft-07) and
+every number is compared with the results file (exact, or 1e-9 where a value is recomputed). Bad input is checked on
+copies of that run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pytest
+from lm_eval_runner import LmEvalRun, run_lm_eval, shared_data_dir
+from local_tasks import GENERIC_DOCS, write_mc_task
+
+from lm_eval_stereo.core.bootstrap import DEFAULT_ITERS, DEFAULT_SEED
+from lm_eval_stereo.export.command import main as export
+from lm_eval_stereo.tasks.gest.metrics import score_metric_set
+from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS as STEREOSET
+
+LIMIT = 8
+TOLERANCE = 1e-9
+PLUGIN_TASKS = ("stereoset_multi_en", "gest_en")
+
+
+def _schema(name: str) -> jsonschema.Draft7Validator:
+    path = shared_data_dir() / "every-eval-ever" / "schemas" / name
+    return jsonschema.Draft7Validator(json.loads(path.read_text(encoding="utf-8")))
+
+
+@pytest.fixture(scope="module")
+def lm_eval_run(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> LmEvalRun:
+    local = write_mc_task(tmp_path_factory.mktemp("local_tasks"), "capability_mc", GENERIC_DOCS)
+    return run_lm_eval(
+        ["--model", "hf", "--model_args", f"pretrained={tiny_causal},dtype=float32", "--device", "cpu",
+         "--tasks", ",".join((*PLUGIN_TASKS, "capability_mc")), "--include_path", str(local),
+         "--limit", str(LIMIT), "--log_samples"],
+        tmp_path_factory.mktemp("lm_eval_out"),
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def exported(lm_eval_run: LmEvalRun, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list[dict], str]:
+    """The record, its instance lines and the command's stderr, through the console script."""
+    output = tmp_path_factory.mktemp("eee")
+    command = [str(Path(sys.executable).parent / "lm-eval-stereo"), "export", str(lm_eval_run.output_dir)]
+    proc = subprocess.run(
+        [*command, "--format", "eee", "--output", str(output), "--relationship", "first_party"],
+        capture_output=True,
+        text=True,
+        env=os.environ,
+    )
+    assert proc.returncode == 0, proc.stderr
+    records = sorted(output.rglob("*.json"))
+    assert [path.parent.name for path in records] == ["tiny_causal0"]
+    record = json.loads(records[0].read_text(encoding="utf-8"))
+    sidecar = records[0].with_name(f"{records[0].stem}_samples.jsonl")
+    payload = sidecar.read_bytes()
+    assert record["detailed_evaluation_results"]["checksum"] == hashlib.sha256(payload).hexdigest()
+    lines = [json.loads(line) for line in payload.decode("utf-8").splitlines()]
+    assert record["detailed_evaluation_results"]["total_rows"] == len(lines)
+    return record, lines, proc.stderr
+
+
+def _results(run: LmEvalRun, task: str) -> dict[str, float]:
+    return {key.split(",")[0]: value for key, value in run.results["results"][task].items() if "," in key}
+
+
+def _by_id(record: dict) -> dict[str, dict]:
+    return {result["evaluation_result_id"]: result for result in record["evaluation_results"]}
+
+
+def test_records_validate_and_every_number_equals_the_results_file(lm_eval_run: LmEvalRun, exported) -> None:
+    record, lines, stderr = exported
+    assert list(_schema("eval.schema.json").iter_errors(record)) == []
+    instance_schema = _schema("instance_level_eval.schema.json")
+    assert [error.message for line in lines for error in instance_schema.iter_errors(line)] == []
+    assert record["source_metadata"]["evaluator_relationship"] == "first_party"
+    assert record["model_info"]["id"] == "tiny_causal0"
+    assert record["eval_library"]["additional_details"]["lm_eval_version"] == lm_eval_run.results["lm_eval_version"]
+    assert record["source_metadata"]["additional_details"]["limit"] == f"--limit {LIMIT}: not full data"
+    results = _by_id(record)
+    expected_ids = {"stereoset_multi_en/lms", "stereoset_multi_en/ss", "stereoset_multi_en/ss_distance"}
+    expected_ids |= {"stereoset_multi_en/icat", "gest_en/gs", "gest_en/gs_distance", "capability_mc/acc"}
+    assert set(results) == expected_ids
+    for task in PLUGIN_TASKS:
+        values = _results(lm_eval_run, task)
+        for metric in ("lms", "ss", "icat") if task == "stereoset_multi_en" else ("gs",):
+            details = results[f"{task}/{metric}"]["score_details"]
+            uncertainty = details["uncertainty"]
+            assert details["score"] == values[metric]
+            assert uncertainty["confidence_interval"]["lower"] == values[f"{metric}_ci_low"]
+            assert uncertainty["confidence_interval"]["upper"] == values[f"{metric}_ci_high"]
+            assert uncertainty["confidence_interval"]["confidence_level"] == 0.95
+            assert uncertainty["standard_error"] == {"value": values[f"{metric}_stderr"], "method": "bootstrap"}
+            assert uncertainty["num_samples"] == values["count"] == LIMIT
+            assert uncertainty["num_bootstrap_samples"] == DEFAULT_ITERS
+    capability = results["capability_mc/acc"]
+    acc = _results(lm_eval_run, "capability_mc")
+    assert capability["score_details"]["score"] == acc["acc"]
+    assert capability["score_details"]["uncertainty"]["standard_error"]["value"] == acc["acc_stderr"]
+    assert capability["score_details"]["uncertainty"]["num_samples"] == len(GENERIC_DOCS)
+    assert capability["metric_config"]["lower_is_better"] is False
+    # one instance line per logged item, whose scores average to the headline they are joined to
+    for task, metric in (("stereoset_multi_en", "ss"), ("gest_en", "gs")):
+        mine = [line for line in lines if line["evaluation_result_id"] == f"{task}/{metric}"]
+        logged = [sample[sample["metrics"][0]] for sample in lm_eval_run.samples[task]]
+        keys = sorted(str(item.get("key", item.get("id"))) for item in logged)
+        assert sorted(line["sample_id"] for line in mine) == keys
+        assert {line["evaluation_id"] for line in mine} == {record["evaluation_id"]}
+    stereoset_lines = [line for line in lines if line["evaluation_name"] == "lm_eval_stereo.stereoset_multi_en"]
+    ss = 100.0 * sum(line["evaluation"]["score"] for line in stereoset_lines) / len(stereoset_lines)
+    assert math.isclose(ss, _results(lm_eval_run, "stereoset_multi_en")["ss"], abs_tol=TOLERANCE)
+    assert all(line["evaluation"]["is_correct"] == (line["evaluation"]["score"] == 0.0) for line in stereoset_lines)
+    assert "false = the stereotype was preferred" in stereoset_lines[0]["metadata"]["is_correct_means"]
+    assert "1 run(s), 7 result(s), 0 not published in full" in stderr  # a full run: nothing left out
+
+
+def test_directions_ideals_and_ranges_come_from_the_declarations(exported) -> None:
+    record, _, _ = exported
+    results = _by_id(record)
+    gest = score_metric_set("gest_en", ["t0", "t1"])
+    for result_id, declared in (("stereoset_multi_en/lms", STEREOSET.metric("lms")), ("gest_en/gs", gest.metric("gs"))):
+        config = results[result_id]["metric_config"]
+        assert config["lower_is_better"] is (declared.direction == "lower")
+        low, high = declared.bounds
+        assert (config["min_score"], config["max_score"]) == (low, high if math.isfinite(high) else "Infinity")
+    ss = STEREOSET.metric("ss")
+    assert results["stereoset_multi_en/ss"]["metric_config"]["metric_parameters"]["ideal"] == ss.ideal == 50.0
+    distance = results["stereoset_multi_en/ss_distance"]["metric_config"]
+    assert distance["lower_is_better"] is True
+    assert (distance["min_score"], distance["max_score"]) == (0.0, 50.0)
+    assert distance["metric_parameters"] == {"distance_of": "ss", "ideal": 50.0}
+    assert results["gest_en/gs_distance"]["metric_config"]["max_score"] == "Infinity"
+    assert results["stereoset_multi_en/ss"]["source_data"]["url"] == [
+        "https://github.com/slds-lmu/stereotypes-multi/tree/883f005dd9d003a6974e498f435629ec46d931c7"
+    ]
+
+
+def test_distance_interval_equals_an_independent_bootstrap(lm_eval_run: LmEvalRun, exported) -> None:
+    record, _, _ = exported
+    items = sorted(
+        (sample[sample["metrics"][0]] for sample in lm_eval_run.samples["stereoset_multi_en"]),
+        key=lambda item: item["key"],
+    )
+    preferred = np.array([float(item["stereotype"] > item["anti-stereotype"]) for item in items])
+    rows = np.random.default_rng(DEFAULT_SEED).integers(0, len(items), size=(DEFAULT_ITERS, len(items)))
+    distances = np.abs(100.0 * preferred[rows].mean(axis=1) - 50.0)
+    low, high = np.percentile(distances, [2.5, 97.5])
+    uncertainty = _by_id(record)["stereoset_multi_en/ss_distance"]["score_details"]["uncertainty"]
+    assert math.isclose(uncertainty["confidence_interval"]["lower"], low, abs_tol=TOLERANCE)
+    assert math.isclose(uncertainty["confidence_interval"]["upper"], high, abs_tol=TOLERANCE)
+    assert math.isclose(uncertainty["standard_error"]["value"], np.std(distances, ddof=1), abs_tol=TOLERANCE)
+    score = _by_id(record)["stereoset_multi_en/ss_distance"]["score_details"]["score"]
+    assert score == abs(_results(lm_eval_run, "stereoset_multi_en")["ss"] - 50.0)
+
+
+def test_model_card_table_shows_value_interval_ideal_and_n(lm_eval_run: LmEvalRun, capsys) -> None:
+    assert export([str(lm_eval_run.output_dir), "--format", "model-card"]) == 0
+    table = capsys.readouterr().out
+    values = _results(lm_eval_run, "stereoset_multi_en")
+    ss = f"{values['ss']:.4g} [{values['ss_ci_low']:.4g}, {values['ss_ci_high']:.4g}]"
+    assert f"| StereoSet | stereoset_multi_en | ss | {ss} | 50 | {LIMIT} |" in table.splitlines()
+    assert "| GEST | gest_en | gs |" in table
+    assert "capability_mc" not in table and "_distance" not in table
+
+
+# ------------------------------------------------------------------------------------------------- bad input
+
+
+def _copy(run: LmEvalRun, tmp_path: Path) -> Path:
+    folder = tmp_path / "results"
+    shutil.copytree(run.output_dir, folder)
+    return folder
+
+
+def _results_file(folder: Path) -> Path:
+    return next(folder.rglob("results_*.json"))
+
+
+def _edit_results(folder: Path, task: str, edit) -> None:
+    path = _results_file(folder)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["results"][task] = edit(data["results"][task])
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def _samples(folder: Path, task: str) -> Path:
+    return next(folder.rglob(f"samples_{task}_*.jsonl"))
+
+
+def _run_export(args: list[str], capsys) -> tuple[int, str, dict | None]:
+    """Exit status, stderr and the record (None when none was written) of an in-process export."""
+    try:
+        status = export(args)
+    except SystemExit as exc:
+        status = int(exc.code)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    output = Path(args[args.index("--output") + 1]) if "--output" in args else None
+    records = sorted(output.rglob("*.json")) if output and output.is_dir() else []
+    return status, err, json.loads(records[0].read_text(encoding="utf-8")) if records else None
+
+
+def test_results_without_intervals_and_a_nan_headline_are_counted(lm_eval_run, tmp_path: Path, capsys) -> None:
+    folder = _copy(lm_eval_run, tmp_path)
+    _edit_results(folder, "stereoset_multi_en", lambda r: {k: v for k, v in r.items() if "_ci_" not in k})
+    _edit_results(folder, "gest_en", lambda r: {**r, "gs,none": float("nan")})
+    status, err, record = _run_export([str(folder), "--format", "eee", "--output", str(tmp_path / "out")], capsys)
+    assert status == 0
+    assert (
+        "3 x exported without CI: no finite bootstrap interval (not in the results): "
+        "stereoset_multi_en/lms, stereoset_multi_en/ss, stereoset_multi_en/icat"
+    ) in err
+    assert "1 x left out: value nan (EEE holds no NaN): gest_en/gs" in err
+    results = _by_id(record)
+    assert "gest_en/gs" not in results and "gest_en/gs_distance" not in results
+    assert "confidence_interval" not in results["stereoset_multi_en/ss"]["score_details"]["uncertainty"]
+    # the items still give the distance its interval: it is checked against no signed interval here
+    assert "confidence_interval" in results["stereoset_multi_en/ss_distance"]["score_details"]["uncertainty"]
+    assert list(_schema("eval.schema.json").iter_errors(record)) == []
+
+
+@pytest.mark.parametrize("damage", ["missing", "cut_mid_line", "lines_dropped"])
+def test_missing_or_truncated_samples_are_counted(lm_eval_run, tmp_path: Path, capsys, damage: str) -> None:
+    folder = _copy(lm_eval_run, tmp_path)
+    samples = _samples(folder, "stereoset_multi_en")
+    text = samples.read_text(encoding="utf-8")
+    if damage == "missing":
+        samples.unlink()
+        expected = (
+            "1 x distance to the ideal exported without CI: no --log_samples items: stereoset_multi_en/ss_distance"
+        )
+    elif damage == "cut_mid_line":
+        samples.write_text(text[: len(text) // 2], encoding="utf-8")
+        expected = "samples file unreadable"
+    else:
+        samples.write_text("".join(text.splitlines(keepends=True)[:5]), encoding="utf-8")
+        expected = f"holds 5 items, the results {LIMIT} documents (truncated?)"
+    status, err, record = _run_export([str(folder), "--format", "eee", "--output", str(tmp_path / "out")], capsys)
+    assert status == 0 and expected in err, err
+    results = _by_id(record)
+    assert "confidence_interval" not in results["stereoset_multi_en/ss_distance"]["score_details"]["uncertainty"]
+    assert "confidence_interval" in results["gest_en/gs_distance"]["score_details"]["uncertainty"]
+    assert list(_schema("eval.schema.json").iter_errors(record)) == []
+
+
+def test_unwritable_output_and_lm_eval_tasks_only_end_in_one_line(lm_eval_run, tmp_path: Path, capsys) -> None:
+    folder = _copy(lm_eval_run, tmp_path)
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    status, err, _ = _run_export([str(folder), "--format", "eee", "--output", str(blocker / "out")], capsys)
+    assert status == 2 and err.count("\n") == 1
+    assert f"argument --output: {blocker / 'out'}: {blocker} is a file, not a folder" in err
+    status, err, _ = _run_export([str(folder), "--format", "eee"], capsys)
+    assert (status, err) == (2, "lm-eval-stereo export: error: argument --output: --format eee needs --output DIR\n")
+    _edit_results(folder, "stereoset_multi_en", lambda r: r)
+    path = _results_file(folder)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for section in ("results", "configs", "n-samples", "versions", "higher_is_better"):
+        data[section] = {task: value for task, value in data[section].items() if task == "capability_mc"}
+    data["group_subtasks"] = {}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    status, err, _ = _run_export([str(folder), "--format", "eee", "--output", str(tmp_path / "out")], capsys)
+    assert status == 2 and err.count("\n") == 1
+    assert "error: no bias benchmark of lm-eval-stereo in these 1 run(s): they hold only lm_eval's own tasks " in err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
