@@ -275,3 +275,26 @@ def test_unwritable_output_and_lm_eval_tasks_only_end_in_one_line(lm_eval_run, t
     assert status == 2 and err.count("\n") == 1
     assert "error: no bias benchmark of lm-eval-stereo in these 1 run(s): they hold only lm_eval's own tasks " in err
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_newest_run_per_model_by_default_every_run_with_all_runs_and_the_revision(lm_eval_run, tmp_path, capsys):
+    folder = _copy(lm_eval_run, tmp_path)
+    older = _results_file(folder)
+    data = json.loads(older.read_text(encoding="utf-8"))
+    args = data["config"]["model_args"]
+    data["config"]["model_args"] = (
+        {**args, "revision": "abc123"} if isinstance(args, dict) else f"{args},revision=abc123"
+    )
+    older.write_text(json.dumps(data), encoding="utf-8")
+    newer = older.with_name("results_2099-01-01T00-00-00.000000.json")
+    newer.write_text(json.dumps({**data, "date": data["date"] + 100.0}), encoding="utf-8")
+    status, err, record = _run_export([str(folder), "--format", "eee", "--output", str(tmp_path / "newest")], capsys)
+    assert status == 0 and len(list((tmp_path / "newest").rglob("*.json"))) == 1
+    assert record["source_metadata"]["additional_details"]["results_file"] == newer.name
+    assert record["model_info"]["additional_details"]["revision"] == "abc123"
+    # the newer copy has no samples of its own: its distances have no interval, and that is counted
+    assert "no --log_samples items: stereoset_multi_en/ss_distance, gest_en/gs_distance" in err
+    args = [str(folder), "--format", "eee", "--output", str(tmp_path / "all"), "--all-runs"]
+    status, err, _ = _run_export(args, capsys)
+    records = [json.loads(path.read_text(encoding="utf-8")) for path in (tmp_path / "all").rglob("*.json")]
+    assert status == 0 and len(records) == 2 and len({r["evaluation_id"] for r in records}) == 2

@@ -87,13 +87,13 @@ def _count(run: Run, task: str) -> int | None:
 
 
 def _headline_metrics(declaration: Declaration, names: list[str]) -> list[Metric]:
-    """The declared headlines among the results' metrics: with an interval and a direction or ideal, no detail."""
+    """The declared metrics with an interval among the results' metrics, detail views (one template, one stereotype)
+    left to their headline."""
     found = [declaration.metric(name) for name in names]
     return [
         metric
         for name, metric in zip(names, found)
         if metric is not None and metric.name == name and metric.ci and not metric.detail
-        if metric.direction in ("higher", "lower", "ideal")
     ]
 
 
@@ -115,6 +115,9 @@ def plugin_headlines(
     n = _count(run, task)
     for metric in _headline_metrics(declaration, list(values)):
         value = finite(values[metric.name])
+        if metric.direction not in ("higher", "lower", "ideal"):
+            omitted.append(Omission(task, metric.name, "left out: declared with no direction or ideal (not rankable)"))
+            continue
         if value is None:
             omitted.append(Omission(task, metric.name, f"left out: value {values[metric.name]!r} (EEE holds no NaN)"))
             continue
