@@ -30,7 +30,8 @@ from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS as STEREOSET
 
 LIMIT = 8
 TOLERANCE = 1e-9
-PLUGIN_TASKS = ("stereoset_multi_en", "gest_en")
+PLUGIN_TASKS = ("stereoset_multi_en", "gest_en", "gerbbq_mc_dis")
+HEADLINES = {"stereoset_multi_en": ("lms", "ss", "icat"), "gest_en": ("gs",), "gerbbq_mc_dis": ("accuracy", "bias")}
 
 
 def _schema(name: str) -> jsonschema.Draft7Validator:
@@ -92,10 +93,11 @@ def test_records_validate_and_every_number_equals_the_results_file(lm_eval_run: 
     results = _by_id(record)
     expected_ids = {"stereoset_multi_en/lms", "stereoset_multi_en/ss", "stereoset_multi_en/ss_distance"}
     expected_ids |= {"stereoset_multi_en/icat", "gest_en/gs", "gest_en/gs_distance", "capability_mc/acc"}
+    expected_ids |= {"gerbbq_mc_dis/accuracy", "gerbbq_mc_dis/bias", "gerbbq_mc_dis/bias_distance"}
     assert set(results) == expected_ids
     for task in PLUGIN_TASKS:
         values = _results(lm_eval_run, task)
-        for metric in ("lms", "ss", "icat") if task == "stereoset_multi_en" else ("gs",):
+        for metric in HEADLINES[task]:
             details = results[f"{task}/{metric}"]["score_details"]
             uncertainty = details["uncertainty"]
             assert details["score"] == values[metric]
@@ -103,7 +105,7 @@ def test_records_validate_and_every_number_equals_the_results_file(lm_eval_run: 
             assert uncertainty["confidence_interval"]["upper"] == values[f"{metric}_ci_high"]
             assert uncertainty["confidence_interval"]["confidence_level"] == 0.95
             assert uncertainty["standard_error"] == {"value": values[f"{metric}_stderr"], "method": "bootstrap"}
-            assert uncertainty["num_samples"] == values["count"] == LIMIT
+            assert uncertainty["num_samples"] == values.get("count", LIMIT) == LIMIT
             assert uncertainty["num_bootstrap_samples"] == DEFAULT_ITERS
     capability = results["capability_mc/acc"]
     acc = _results(lm_eval_run, "capability_mc")
@@ -112,7 +114,7 @@ def test_records_validate_and_every_number_equals_the_results_file(lm_eval_run: 
     assert capability["score_details"]["uncertainty"]["num_samples"] == len(GENERIC_DOCS)
     assert capability["metric_config"]["lower_is_better"] is False
     # one instance line per logged item, whose scores average to the headline they are joined to
-    for task, metric in (("stereoset_multi_en", "ss"), ("gest_en", "gs")):
+    for task, metric in (("stereoset_multi_en", "ss"), ("gest_en", "gs"), ("gerbbq_mc_dis", "accuracy")):
         mine = [line for line in lines if line["evaluation_result_id"] == f"{task}/{metric}"]
         logged = [sample[sample["metrics"][0]] for sample in lm_eval_run.samples[task]]
         keys = sorted(str(item.get("key", item.get("id"))) for item in logged)
@@ -123,7 +125,10 @@ def test_records_validate_and_every_number_equals_the_results_file(lm_eval_run: 
     assert math.isclose(ss, _results(lm_eval_run, "stereoset_multi_en")["ss"], abs_tol=TOLERANCE)
     assert all(line["evaluation"]["is_correct"] == (line["evaluation"]["score"] == 0.0) for line in stereoset_lines)
     assert "false = the stereotype was preferred" in stereoset_lines[0]["metadata"]["is_correct_means"]
-    assert "1 run(s), 7 result(s), 0 not published in full" in stderr  # a full run: nothing left out
+    gerbbq_lines = [line for line in lines if line["evaluation_result_id"] == "gerbbq_mc_dis/accuracy"]
+    accuracy = sum(line["evaluation"]["score"] for line in gerbbq_lines) / len(gerbbq_lines)  # one answer per document
+    assert math.isclose(accuracy, _results(lm_eval_run, "gerbbq_mc_dis")["accuracy"], abs_tol=TOLERANCE)
+    assert "1 run(s), 10 result(s), 0 not published in full" in stderr  # a full run: nothing left out
 
 
 def test_directions_ideals_and_ranges_come_from_the_declarations(exported) -> None:
@@ -293,7 +298,9 @@ def test_newest_run_per_model_by_default_every_run_with_all_runs_and_the_revisio
     assert record["source_metadata"]["additional_details"]["results_file"] == newer.name
     assert record["model_info"]["additional_details"]["revision"] == "abc123"
     # the newer copy has no samples of its own: its distances have no interval, and that is counted
-    assert "no --log_samples items: stereoset_multi_en/ss_distance, gest_en/gs_distance" in err
+    (line,) = [line for line in err.splitlines() if "no --log_samples items" in line]
+    names = {"stereoset_multi_en/ss_distance", "gest_en/gs_distance", "gerbbq_mc_dis/bias_distance"}
+    assert line.startswith("lm-eval-stereo export: 3 x ") and set(line.split(": ")[-1].split(", ")) == names
     args = [str(folder), "--format", "eee", "--output", str(tmp_path / "all"), "--all-runs"]
     status, err, _ = _run_export(args, capsys)
     records = [json.loads(path.read_text(encoding="utf-8")) for path in (tmp_path / "all").rglob("*.json")]
