@@ -97,6 +97,11 @@ def _headline_metrics(declaration: Declaration, names: list[str]) -> list[Metric
     ]
 
 
+def _no_items(run: Run, task: str) -> str:
+    """Why a distance has no items to resample."""
+    return "a group: its members' items are not resampled together" if run.members(task) else "no --log_samples items"
+
+
 def _distance_bounds(metric: Metric) -> tuple[float, float] | None:
     if metric.bounds is None or metric.ideal is None:
         return None
@@ -137,9 +142,7 @@ def plugin_headlines(
         )  # fmt: skip
         if metric.direction == "ideal" and metric.ideal is not None:
             signed = (interval.low, interval.high) if interval else None
-            found, why = (
-                distances.of(metric.name, metric.ideal, signed) if distances else (None, "no --log_samples items")
-            )
+            found, why = distances.of(metric.name, metric.ideal, signed) if distances else (None, _no_items(run, task))
             if found is None:
                 reason = f"distance to the ideal exported without CI: {why}"
                 omitted.append(Omission(task, metric.name + DISTANCE_SUFFIX, reason))
