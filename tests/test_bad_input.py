@@ -494,6 +494,15 @@ COMMAND_CASES = {
         "argument --json: {p}/read_only/r.json: cannot write in {p}/read_only (Permission denied)",
     ),
     "report-json-is-a-folder": (["report", "{r}", "--json", "{p}/non_empty"], "{p}/non_empty: a folder, not a file"),
+    "export-missing-path": (
+        ["export", "{p}/missing", "--format", "eee"],
+        "argument PATH: {p}/missing: no such file or",
+    ),
+    "export-unwritable-output": (
+        ["export", "{r}", "--format", "eee", "--output", "{p}/read_only/eee"],
+        "argument --output: {p}/read_only/eee: cannot write in {p}/read_only (Permission denied)",
+    ),
+    "export-unknown-format": (["export", "{r}", "--format", "csv"], "argument --format: invalid choice: 'csv'"),
     "leakage-missing-folder": (["leakage", "{p}/missing"], "argument OUT_MULTI: {p}/missing: no such file or folder"),
     "leakage-file-not-folder": (["leakage", "{p}/a_file"], "argument OUT_MULTI: {p}/a_file: a file, not a folder"),
     "leakage-locked-mono": (["leakage", "{r}", "--mono", "{p}/locked"], "argument --mono: {p}/locked: cannot be read"),

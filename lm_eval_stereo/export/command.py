@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import sys
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from lm_eval_stereo.cli_args import Parser, input_path, output_folder
-from lm_eval_stereo.export.collect import RunExport, collect
-from lm_eval_stereo.export.eee import RELATIONSHIPS
-from lm_eval_stereo.export.headlines import Omission
-from lm_eval_stereo.export.model_card import table
-from lm_eval_stereo.export.write import write_run
-from lm_eval_stereo.report.runs import ReportError, load_runs, newest_runs
 
+if TYPE_CHECKING:
+    from lm_eval_stereo.export.collect import RunExport
+    from lm_eval_stereo.export.headlines import Omission
+
+#: EEE's ``evaluator_relationship``: the evaluator's relation to the model's developer
+RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
 PROG = "lm-eval-stereo export"
 
 
@@ -63,6 +64,12 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.format == "eee" and args.output is None:
         parser.error("argument --output: --format eee needs --output DIR")
+    # imported once the arguments are known to be good: the declarations import every benchmark (and torch)
+    from lm_eval_stereo.export.collect import collect
+    from lm_eval_stereo.export.model_card import table
+    from lm_eval_stereo.export.write import write_run
+    from lm_eval_stereo.report.runs import ReportError, load_runs, newest_runs
+
     try:
         runs, skipped = load_runs(args.paths)
     except ReportError as exc:

@@ -23,7 +23,6 @@ from lm_eval_stereo.report.model_names import is_local_path, model_name
 from lm_eval_stereo.report.runs import Run
 
 SCHEMA_VERSION = "0.3.0"
-RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
 #: the datastore collection of these records (``data/<collection>/<developer>/<model>/``)
 COLLECTION = "lm-eval-stereo"
 PLUGIN_NAMESPACE = "lm_eval_stereo"
