@@ -236,7 +236,15 @@ def test_results_without_intervals_and_a_nan_headline_are_counted(lm_eval_run, t
     assert list(_schema("eval.schema.json").iter_errors(record)) == []
 
 
-@pytest.mark.parametrize("damage", ["missing", "cut_mid_line", "lines_dropped"])
+def _swap_stereotype_scores(line: str) -> str:
+    """A samples line whose item prefers the other sentence: as if from another run."""
+    sample = json.loads(line)
+    item = sample[sample["metrics"][0]]
+    item["stereotype"], item["anti-stereotype"] = item["anti-stereotype"], item["stereotype"]
+    return json.dumps(sample) + "\n"
+
+
+@pytest.mark.parametrize("damage", ["missing", "cut_mid_line", "lines_dropped", "another_runs"])
 def test_missing_or_truncated_samples_are_counted(lm_eval_run, tmp_path: Path, capsys, damage: str) -> None:
     folder = _copy(lm_eval_run, tmp_path)
     samples = _samples(folder, "stereoset_multi_en")
@@ -249,15 +257,20 @@ def test_missing_or_truncated_samples_are_counted(lm_eval_run, tmp_path: Path, c
     elif damage == "cut_mid_line":
         samples.write_text(text[: len(text) // 2], encoding="utf-8")
         expected = "samples file unreadable"
-    else:
+    elif damage == "lines_dropped":
         samples.write_text("".join(text.splitlines(keepends=True)[:5]), encoding="utf-8")
         expected = f"holds 5 items, the results {LIMIT} documents (truncated?)"
+    else:
+        samples.write_text("".join(map(_swap_stereotype_scores, text.splitlines())), encoding="utf-8")
+        expected = "the samples file is not this run's (or is truncated): stereoset_multi_en/ss_distance"
     status, err, record = _run_export([str(folder), "--format", "eee", "--output", str(tmp_path / "out")], capsys)
     assert status == 0 and expected in err, err
     results = _by_id(record)
     assert "confidence_interval" not in results["stereoset_multi_en/ss_distance"]["score_details"]["uncertainty"]
     assert "confidence_interval" in results["gest_en/gs_distance"]["score_details"]["uncertainty"]
     assert list(_schema("eval.schema.json").iter_errors(record)) == []
+    sidecar = next((tmp_path / "out").rglob("*_samples.jsonl")).read_text(encoding="utf-8")
+    assert "stereoset_multi_en" not in sidecar and "gest_en/gs" in sidecar  # the damaged task's items: no lines
 
 
 def test_unwritable_output_and_lm_eval_tasks_only_end_in_one_line(lm_eval_run, tmp_path: Path, capsys) -> None:

@@ -96,7 +96,9 @@ def collect(run: Run, tasks: list[str]) -> RunExport:
         headlines, omitted = plugin_headlines(run, task, declaration, distances)
         export.headlines += headlines
         export.omissions += omitted
-        if items and metric_set is not None:
+        if any(omission.untrusted_items for omission in omitted):
+            export.omissions.append(Omission(task, "", "no per-item lines: the logged items are not the run's"))
+        elif items and metric_set is not None:
             if metric_set.item_score is not None:
                 documents = logged_documents(samples_path(run, task))
                 export.item_sets.append(TaskItems(task, metric_set, items, documents))

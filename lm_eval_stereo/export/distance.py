@@ -23,6 +23,10 @@ REPRODUCED_TOLERANCE = 1e-9
 _DISTANCE = "|distance|"
 
 
+class ItemsMismatch(ValueError):
+    """The logged items do not reproduce the results file's interval: they are not the run's items."""
+
+
 @dataclass(frozen=True)
 class Distances:
     """The logged items of one task (sorted by key, as the task resampled them) and its metric set."""
@@ -34,7 +38,7 @@ class Distances:
 
     def of(self, name: str, ideal: float, signed: tuple[float, float] | None) -> tuple[BootInterval | None, str]:
         """The bootstrap interval of ``|name - ideal|``, or None and why not. ``signed``: the results file's
-        interval of ``name``, which the same resamples must reproduce."""
+        interval of ``name``, which the same resamples must reproduce (:class:`ItemsMismatch` when they do not)."""
         items = list(self.items)
         for resampling in self.metric_set.resampling:
             data = resampling.data(items)
@@ -53,7 +57,7 @@ class Distances:
             if distance is None or not math.isfinite(distance.low) or not math.isfinite(distance.high):
                 return None, "no finite resampled distance"
             if signed is not None and again is not None and not _same(again, signed):
-                return None, (
+                raise ItemsMismatch(
                     f"the logged items give the interval [{again.low:.6g}, {again.high:.6g}], the results "
                     f"[{signed[0]:.6g}, {signed[1]:.6g}]: the samples file is not this run's (or is truncated)"
                 )

@@ -18,7 +18,7 @@ from typing import Any
 from lm_eval_stereo.core.bootstrap import DEFAULT_ITERS
 from lm_eval_stereo.core.metrics import Metric
 from lm_eval_stereo.core.registry import Benchmark
-from lm_eval_stereo.export.distance import Distances
+from lm_eval_stereo.export.distance import Distances, ItemsMismatch
 from lm_eval_stereo.report.capability import capability_ideal, capability_metrics
 from lm_eval_stereo.report.declarations import Declaration
 from lm_eval_stereo.report.runs import Run, is_number
@@ -69,6 +69,8 @@ class Omission:
     task: str
     metric: str
     reason: str
+    #: the task's logged items are not the run's: publish none of them
+    untrusted_items: bool = False
 
 
 def finite(value: Any) -> float | None:
@@ -142,10 +144,16 @@ def plugin_headlines(
         )  # fmt: skip
         if metric.direction == "ideal" and metric.ideal is not None:
             signed = (interval.low, interval.high) if interval else None
-            found, why = distances.of(metric.name, metric.ideal, signed) if distances else (None, _no_items(run, task))
+            untrusted = False
+            try:
+                found, why = (
+                    distances.of(metric.name, metric.ideal, signed) if distances else (None, _no_items(run, task))
+                )
+            except ItemsMismatch as exc:
+                found, why, untrusted = None, str(exc), True
             if found is None:
                 reason = f"distance to the ideal exported without CI: {why}"
-                omitted.append(Omission(task, metric.name + DISTANCE_SUFFIX, reason))
+                omitted.append(Omission(task, metric.name + DISTANCE_SUFFIX, reason, untrusted))
             headlines.append(
                 Headline(
                     task, metric.name + DISTANCE_SUFFIX, abs(value - metric.ideal), True, _distance_bounds(metric),
