@@ -111,6 +111,29 @@ def _distance_bounds(metric: Metric) -> tuple[float, float] | None:
     return 0.0, max(metric.ideal - low, high - metric.ideal)
 
 
+def _distance(
+    headline: Headline, metric: Metric, distances: Distances | None, no_items: str
+) -> tuple[Headline, Omission | None]:
+    """The distance of a middle-ideal headline to its ideal, with the interval of the resampled distance where the
+    logged items give one, else the omission saying why not (``no_items`` when there are none)."""
+    ideal = float(metric.ideal if metric.ideal is not None else math.nan)
+    signed = (headline.interval.low, headline.interval.high) if headline.interval else None
+    untrusted = False
+    try:
+        found, why = distances.of(metric.name, ideal, signed) if distances else (None, no_items)
+    except ItemsMismatch as exc:
+        found, why, untrusted = None, str(exc), True
+    name = metric.name + DISTANCE_SUFFIX
+    distance = Headline(
+        headline.task, name, abs(headline.value - ideal), True, _distance_bounds(metric), None,
+        f"|{metric.name} - {ideal:g}|: distance of {metric.name} to its ideal", found.stderr if found else None,
+        "bootstrap", Interval(found.low, found.high) if found else None, headline.n,
+        DEFAULT_ITERS if found else None, headline.benchmark, metric.name, ideal,
+    )  # fmt: skip
+    reason = f"distance to the ideal exported without CI: {why}"
+    return distance, None if found else Omission(headline.task, name, reason, untrusted)
+
+
 def plugin_headlines(
     run: Run, task: str, declaration: Declaration, distances: Distances | None
 ) -> tuple[list[Headline], list[Omission]]:
@@ -142,26 +165,10 @@ def plugin_headlines(
                 metric.description, stderr, method, interval, n, DEFAULT_ITERS if interval else None, benchmark,
             )
         )  # fmt: skip
-        if metric.direction == "ideal" and metric.ideal is not None:
-            signed = (interval.low, interval.high) if interval else None
-            untrusted = False
-            try:
-                found, why = (
-                    distances.of(metric.name, metric.ideal, signed) if distances else (None, _no_items(run, task))
-                )
-            except ItemsMismatch as exc:
-                found, why, untrusted = None, str(exc), True
-            if found is None:
-                reason = f"distance to the ideal exported without CI: {why}"
-                omitted.append(Omission(task, metric.name + DISTANCE_SUFFIX, reason, untrusted))
-            headlines.append(
-                Headline(
-                    task, metric.name + DISTANCE_SUFFIX, abs(value - metric.ideal), True, _distance_bounds(metric),
-                    None, f"|{metric.name} - {metric.ideal:g}|: distance of {metric.name} to its ideal",
-                    found.stderr if found else None, "bootstrap", Interval(found.low, found.high) if found else None,
-                    n, DEFAULT_ITERS if found else None, benchmark, metric.name, metric.ideal,
-                )
-            )  # fmt: skip
+        if metric.direction == "ideal":
+            distance, omission = _distance(headlines[-1], metric, distances, _no_items(run, task))
+            headlines.append(distance)
+            omitted += [omission] if omission else []
     return headlines, omitted
 
 
