@@ -1,7 +1,8 @@
 """A loopback HTTP server (127.0.0.1) that serves a copy of the offline mirror under the upstream URL layout.
 
 ``serve_mirror(mirror, folder)`` lays out ``folder/<repo>/<commit>/<upstream path>`` (links to the mirror's files of
-every pinned source, as GitHub's raw-file host serves them) and serves it; ``LM_EVAL_STEREO_BASE_URL`` pointed at
+every pinned source, as GitHub's raw-file host serves them) and serves it (``link_mirror`` lays out a mirror, some
+files withheld); ``LM_EVAL_STEREO_BASE_URL`` pointed at
 :attr:`Loopback.url` makes the data layer download from it. Faults per file (``"<source>/<path>"``):
 
 - ``truncated``: a shorter file, honestly announced (its own Content-Length);
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,14 +41,19 @@ class Loopback:
         return f"/{SOURCES[source].repo}/{SOURCES[source].commit}/{path}"
 
 
-def _layout(mirror: Path, folder: Path) -> None:
+def link_mirror(mirror: Path, folder: Path, *, withheld: Iterable[str] = (), upstream_layout: bool = False) -> Path:
+    """Links in ``folder`` to the mirror's pinned files but the ``withheld`` ones (``"<source>/<path>"``), laid out
+    as a mirror (``<source>/<path>``) or as the upstream host serves them (``<repo>/<commit>/<path>``)."""
+    withheld = set(withheld)
     for source in SOURCES.values():
-        for path in source.files:
+        for path in [*source.files, *source.mirror_files]:
             original = mirror / source.name / path
-            if original.is_file():
-                link = folder / source.repo / source.commit / path
+            if original.is_file() and f"{source.name}/{path}" not in withheld:
+                where = Path(source.repo, source.commit) if upstream_layout else Path(source.name)
+                link = folder / where / path
                 link.parent.mkdir(parents=True, exist_ok=True)
                 link.symlink_to(original)
+    return folder
 
 
 def _handler(server: Loopback) -> type[BaseHTTPRequestHandler]:
@@ -80,12 +86,15 @@ def _handler(server: Loopback) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def serve_mirror(mirror: Path, folder: Path, faults: dict[str, str] | None = None) -> Iterator[Loopback]:
-    """Serve ``mirror`` (laid out into ``folder``) on 127.0.0.1 until the block ends."""
+def serve_mirror(
+    mirror: Path, folder: Path, faults: dict[str, str] | None = None, withheld: Iterable[str] = ()
+) -> Iterator[Loopback]:
+    """Serve ``mirror`` (laid out into ``folder``; the ``withheld`` files answer 404) on 127.0.0.1 until the block
+    ends."""
     unknown = {fault for fault in (faults or {}).values() if fault not in FAULTS}
     if unknown:
         raise ValueError(f"unknown fault(s) {unknown}; known: {FAULTS}")
-    _layout(mirror, folder)
+    link_mirror(mirror, folder, withheld=withheld, upstream_layout=True)
     loopback = Loopback(url="", folder=folder, faults=dict(faults or {}))
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(loopback))
     httpd.daemon_threads = True

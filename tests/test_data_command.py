@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from lm_eval_runner import free_port, shared_data_dir
-from loopback_server import serve_mirror
+from loopback_server import link_mirror, serve_mirror
 
 from lm_eval_stereo.cli import main
 from lm_eval_stereo.core import sources
@@ -57,9 +57,9 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture(scope="module")
 def downloaded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``lm-eval-stereo data fetch`` of everything, run as a command, over HTTP from a loopback server that serves
-    the mirror (which lacks gender_variants.csv: the server answers 404 for it)."""
+    the mirror without gender_variants.csv (the project's mirror lacks it): the server answers 404 for it."""
     root = tmp_path_factory.mktemp("downloaded")
-    with serve_mirror(shared_data_dir(), root / "www") as server:
+    with serve_mirror(shared_data_dir(), root / "www", withheld={VARIANTS}) as server:
         env = {sources.BASE_URL_ENV: server.url, sources.CACHE_ENV: str(root / "cache"), sources.DATA_DIR_ENV: ""}
         proc = run_cli("data", "fetch", env=env)
     assert proc.returncode == 1, proc.stderr
@@ -143,8 +143,10 @@ class Terminal(io.StringIO):
         return True
 
 
-def test_fetch_from_the_mirror_with_a_progress_bar(cache: Path, capsys, monkeypatch):
+def test_fetch_from_the_mirror_with_a_progress_bar(cache: Path, tmp_path: Path, capsys, monkeypatch):
     """With ``LM_EVAL_STEREO_DATA_DIR`` set the files are copied from the mirror; the one it lacks is named."""
+    mirror = link_mirror(shared_data_dir(), tmp_path / "mirror", withheld={VARIANTS})
+    monkeypatch.setenv(sources.DATA_DIR_ENV, str(mirror))
     terminal = Terminal()
     with monkeypatch.context() as patch:
         patch.setattr(sys, "stderr", terminal)
@@ -158,12 +160,12 @@ def test_fetch_from_the_mirror_with_a_progress_bar(cache: Path, capsys, monkeypa
     assert main(["data", "fetch", "--benchmarks", "gest,stereotype_leakage"]) == 1
     out, err = capsys.readouterr()
     assert err == (
-        f"lm-eval-stereo data fetch: {VARIANTS}: {shared_data_dir()}/{VARIANTS} is missing from the offline mirror "
-        f"LM_EVAL_STEREO_DATA_DIR={shared_data_dir()}. Copy https://raw.githubusercontent.com/kinit-sk/gest/"
+        f"lm-eval-stereo data fetch: {VARIANTS}: {mirror}/{VARIANTS} is missing from the offline mirror "
+        f"LM_EVAL_STEREO_DATA_DIR={mirror}. Copy https://raw.githubusercontent.com/kinit-sk/gest/"
         "7dd908cae11720ee5d95e43a4ab94fb410c8b790/data/gender_variants.csv there, or unset LM_EVAL_STEREO_DATA_DIR "
         "to download it.\n"
     )
-    assert out == f"62 of 63 files verified in the cache {cache}, copied from the offline mirror {shared_data_dir()}\n"
+    assert out == f"62 of 63 files verified in the cache {cache}, copied from the offline mirror {mirror}\n"
     assert cached_files(cache) == names("s_jsd,gest,stereotype_leakage") - {VARIANTS}
 
 
@@ -302,11 +304,13 @@ def test_verify_names_each_missing_or_wrong_file(tmp_path: Path, capsys):
     assert out == f"{mirror}: {21 - 3 + 8} files match their pins; 5 problem(s)\n"
 
 
-def test_verify_of_the_shared_mirror_names_the_one_file_it_lacks(capsys):
-    assert main(["data", "verify", str(shared_data_dir()), "--benchmarks", "gest"]) == 1
+def test_verify_of_a_mirror_without_gender_variants_names_that_file(tmp_path: Path, capsys):
+    """The project's mirror lacks ``gest/data/gender_variants.csv``: verifying its ``gest`` names that file."""
+    mirror = link_mirror(shared_data_dir(), tmp_path / "mirror", withheld={VARIANTS})
+    assert main(["data", "verify", str(mirror), "--benchmarks", "gest"]) == 1
     out, err = capsys.readouterr()
-    assert err == f"lm-eval-stereo data verify: {shared_data_dir() / VARIANTS}: missing\n"
-    assert out == f"{shared_data_dir()}: 46 files match their pins; 1 problem(s)\n"
+    assert err == f"lm-eval-stereo data verify: {mirror / VARIANTS}: missing\n"
+    assert out == f"{mirror}: 46 files match their pins; 1 problem(s)\n"
 
 
 BAD_INPUT = {

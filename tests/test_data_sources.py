@@ -32,9 +32,11 @@ def test_every_pinned_file_of_the_mirror_matches(monkeypatch):
         for path, pin in [*source.files.items(), *source.mirror_files.items()]:
             local = shared_data_dir() / source.name / path
             if local.exists():
-                assert pin.digest_of(local) == pin.digest and local.stat().st_size == pin.size, local
+                assert pin.digest_of(local) == pin.digest and pin.size in (None, local.stat().st_size), local
                 checked += 1
-    assert checked == sum(len(s.files) + len(s.mirror_files) for s in sources.SOURCES.values()) - 1
+            else:
+                assert (source.name, path) == ("gest", "data/gender_variants.csv"), "only this one may be missing"
+    assert checked >= sum(len(s.files) + len(s.mirror_files) for s in sources.SOURCES.values()) - 1 == 131
     assert "/883f005dd9d003a6974e498f435629ec46d931c7/" in sources.get_source(SOURCE).url(PKL)
     assert sources.get_source(SOURCE).url(PKL).startswith("https://raw.githubusercontent.com/slds-lmu/")
     variants = sources.get_source("gest").pin("data/gender_variants.csv")

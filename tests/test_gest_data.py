@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from lm_eval_stereo.core import sources
 from lm_eval_stereo.core.errors import DataError, DataUnavailableError, MalformedDataError
 from lm_eval_stereo.tasks.gest import data
 from lm_eval_stereo.tasks.gest import task_mt as gest_mt
@@ -77,8 +78,11 @@ def test_pairs_annotation_with_a_tokenizer_checks_exactly_one_differing_token():
     assert reasons[8] == "tokenization" and reasons[2] == "" and reasons[6] == "duplicate"
 
 
-def test_pairs_file_problems(tmp_path):
-    # pinned (git blob id), but not in the offline mirror: the error names the file and the way round it
+def test_pairs_file_problems(tmp_path, monkeypatch):
+    # pinned (git blob id), but not in the offline mirror (the project's lacks it): the error names the file and the
+    # way round it
+    (tmp_path / "mirror" / "gest").mkdir(parents=True)
+    monkeypatch.setenv(sources.DATA_DIR_ENV, str(tmp_path / "mirror"))
     with pytest.raises(
         DataUnavailableError, match=r"gest/data/gender_variants\.csv is missing from the offline .*pairs_file"
     ):
