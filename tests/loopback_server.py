@@ -63,7 +63,10 @@ def _handler(server: Loopback) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the base class's name)
             """Quiet: the tests read :attr:`Loopback.requests`."""
 
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        def do_HEAD(self) -> None:  # noqa: N802 (http.server's name)
+            self.do_GET(body=False)
+
+        def do_GET(self, body: bool = True) -> None:  # noqa: N802 (http.server's name)
             path = urllib.parse.unquote(self.path)
             server.requests.append(path)
             file = server.folder / path.lstrip("/")
@@ -71,6 +74,11 @@ def _handler(server: Loopback) -> type[BaseHTTPRequestHandler]:
                 self.send_error(404, "Not Found")
                 return
             content = file.read_bytes()
+            if not body:
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(content)))
+                self.end_headers()
+                return
             fault = by_url.get(path)
             sent = content[: len(content) // 2] if fault else content
             self.send_response(200)

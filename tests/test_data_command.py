@@ -350,3 +350,19 @@ def test_bad_input_from_the_console_script(tmp_path: Path):
         proc.stderr
         == f"lm-eval-stereo data verify: error: argument DIR: {tmp_path / 'missing'}: no such file or folder\n"
     )
+
+
+def test_make_demo_checks_the_upstream_host_under_the_base_url(tmp_path: Path):
+    """``scripts/check_data.py`` (``make demo``, before anything is installed) asks for a pinned file where the
+    downloads would go: the loopback server answers, a closed port gives the one line that says how to get the data."""
+    script = Path(__file__).resolve().parents[1] / "scripts" / "check_data.py"
+    with serve_mirror(shared_data_dir(), tmp_path / "www") as server:
+        env = {**os.environ, sources.DATA_DIR_ENV: "", sources.BASE_URL_ENV: server.url}
+        ok = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=60)
+        assert ok.returncode == 0 and ok.stderr == ""
+        assert server.requests == [server.url_path("gest/data/gest.csv")]
+    env[sources.BASE_URL_ENV] = f"http://127.0.0.1:{free_port()}"
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith("no data: LM_EVAL_STEREO_DATA_DIR is unset and the upstream host is unreachable")
+    assert "`lm-eval-stereo data mirror DIR`" in proc.stderr

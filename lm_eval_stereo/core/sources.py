@@ -366,8 +366,13 @@ def cache_file(source_name: str, path: str, progress: download.Progress | None =
     origin = _mirror_file(root, source, path) if root is not None else None
     part = _new_part(target, path)
     if origin is not None:
-        with open(origin, "rb") as stream:
-            return download.fill(part, stream, target, pin, str(origin), progress=progress)
+        try:
+            with open(origin, "rb") as stream:
+                return download.fill(part, stream, target, pin, str(origin), progress=progress)
+        except OSError as exc:
+            raise DataUnavailableError(
+                f"{origin} cannot be copied into the cache {cache_dir()} ({exc.strerror or exc})"
+            ) from None
     how_to_fix = (
         f"Set {DATA_DIR_ENV} to an offline mirror laid out as <dir>/{source.name}/{path} "
         "(`lm-eval-stereo data mirror DIR` writes one on a machine with network; "
