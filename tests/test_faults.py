@@ -29,9 +29,9 @@ from lm_eval_runner import LmEvalRun, assert_same_metrics, lm_eval_command, read
 from lm_eval_stereo.cli import main
 
 TASKS = ("stereoset_multi_en", "gest_en")
-LIMIT = 60
-#: the run is killed once lm_eval's cache holds this many requests (of about 500)
-KILL_AFTER = 40
+LIMIT = 30
+#: the run is killed once lm_eval's cache holds this many requests (of about 250)
+KILL_AFTER = 30
 COUNTING = Path(__file__).with_name("lm_eval_counting.py")
 KILLING = Path(__file__).with_name("report_killed_mid_write.py")
 RESULTS = Path(__file__).parent / "fixtures" / "report_capability"
