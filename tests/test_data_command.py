@@ -74,12 +74,12 @@ def downloaded(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_benchmarks_read_these_sources():
-    assert benchmark_sources() == {
-        "stereoset_multi": ("stereoset-multi",),
-        "gest": ("gest",),
-        "german_gender_bias": ("german-gender-bias",),
-        "s_jsd": ("crows-pairs", "s_jsd-multilingual"),
-        "stereotype_leakage": ("stereotype-leakage",),
+    assert {benchmark: set(names) for benchmark, names in benchmark_sources().items()} == {
+        "stereoset_multi": {"stereoset-multi"},
+        "gest": {"gest"},
+        "german_gender_bias": {"german-gender-bias"},
+        "s_jsd": {"s_jsd-multilingual", "crows-pairs"},
+        "stereotype_leakage": {"stereotype-leakage"},
     }
 
 
