@@ -6,7 +6,9 @@ model shipped in a PyPI wheel (:mod:`lm_eval_stereo.local_models.real`) as a mod
 [--all-runs] [--no-paired]`` compares the headline metrics of the lm_eval runs below the paths across models (see
 :mod:`lm_eval_stereo.report`); ``lm-eval-stereo leakage OUT_MULTI [--mono OUT_MONO]`` fits the stereotype-leakage
 regression on whole runs (:mod:`lm_eval_stereo.report.leakage_across_runs`); ``lm-eval-stereo inventory
---tokenizer NAME`` prints the requests and tokens per task (:mod:`lm_eval_stereo.inventory`); anything else is passed unchanged to lm_eval's own command line, with the plugin's
+--tokenizer NAME`` prints the requests and tokens per task (:mod:`lm_eval_stereo.inventory`); ``lm-eval-stereo data
+list|fetch|mirror|verify`` handles the pinned upstream files (:mod:`lm_eval_stereo.datastore.command`); anything else
+is passed unchanged to lm_eval's own command line, with the plugin's
 tasks and models registered whatever ``LM_EVAL_STEREO_AUTOLOAD`` says. ``--tasks list`` (which lm_eval 0.4.13
 replaced by ``lm_eval ls tasks``) works as before (see :mod:`lm_eval_stereo._autoload`). Every argument of the
 plugin's own commands is checked before any work starts (:mod:`lm_eval_stereo.cli_args`): bad input ends in exit
@@ -139,6 +141,10 @@ def main(argv: list[str] | None = None) -> int:
         from lm_eval_stereo.report.leakage_across_runs import main as leakage
 
         return leakage(argv[1:])
+    if argv[:1] == ["data"]:
+        from lm_eval_stereo.datastore.command import main as data
+
+        return data(argv[1:])
     if argv[:1] == ["inventory"]:
         from lm_eval_stereo.inventory import main as inventory
 

@@ -158,9 +158,11 @@ def render_html(report: Report, figures: list[Figure]) -> str:
 
 
 def write_html(report: Report, directory: str | Path) -> Path:
-    """Write ``index.html`` and its figures into ``directory``; returns the page's path."""
+    """Write ``index.html`` and its figures into ``directory``; returns the page's path. The page is written to
+    ``.index.html.part`` and renamed, so a run killed while writing leaves the previous page whole."""
     directory = Path(directory)
     figures = draw_figures(report, directory) + capability_figures(report, directory)
-    page = directory / "index.html"
-    page.write_text(render_html(report, figures), encoding="utf-8")
+    page, part = directory / "index.html", directory / ".index.html.part"
+    part.write_text(render_html(report, figures), encoding="utf-8")
+    part.replace(page)
     return page
