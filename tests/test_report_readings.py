@@ -18,6 +18,7 @@ from lm_eval_stereo.report.checks import (
     UNPARSEABLE_MAX_SHARE,
     UNSCORED_MAX,
 )
+from lm_eval_stereo.report.html import write_html
 from lm_eval_stereo.report.labels import parse_labels
 from lm_eval_stereo.report.tables import TRANSPOSE_MAX_MODELS
 
@@ -211,3 +212,26 @@ def test_summary_has_one_column_per_model_up_to_four_then_one_row_per_model(tmp_
     wide = parse_tables(render_markdown(build_report([tmp_path / "runs"], paired=False)))["Summary"]
     assert set(wide) == {f"org/model-{i}" for i in (*range(TRANSPOSE_MAX_MODELS), 9)}
     assert wide["org/model-9"][f"{SS} 50"] == "50.0 [45.0, 60.0]: no detectable bias with n = 200 (±7.5 at 95%)"
+
+
+def gest_mt(detection_yield: float, f_s: float = 0.2) -> dict[str, dict]:
+    return {"gest_mt_cs": {**with_ci(f_s, 0.1, "f_s"), **with_ci(0.6, 0.1, "f_m"), "detection_yield": detection_yield,
+                           "count": 40, "undetected": round(40 * (1 - detection_yield))}}  # fmt: skip
+
+
+def test_no_figure_panel_for_nan_or_zero_detected_items(tmp_path):
+    write_results(tmp_path / "runs", "org/none-detected", gest_mt(0.0))
+    page = write_html(build_report([tmp_path / "runs"], paired=False), tmp_path / "html").read_text()
+    assert not (tmp_path / "html" / "gest_mt.png").exists() and "<img" not in page
+    assert (
+        "<p><strong>GEST machine translation: stereotype and masculine rate:</strong> no figure. Not drawn, being NaN "
+        "or resting on zero detected items: gest_mt_cs f_s (org/none-detected), gest_mt_cs f_m (org/none-detected).</p>"
+    ) in page
+    write_results(tmp_path / "runs", "org/nan", gest_mt(0.9, f_s=float("nan")))
+    write_results(tmp_path / "runs", "org/detected", gest_mt(0.9))
+    page = write_html(build_report([tmp_path / "runs"], paired=False), tmp_path / "html2").read_text()
+    assert (tmp_path / "html2" / "gest_mt.png").exists() and page.count("<img") == 1
+    assert (
+        "Not drawn, being NaN or resting on zero detected items: gest_mt_cs f_s (org/nan), gest_mt_cs f_s "
+        "(org/none-detected), gest_mt_cs f_m (org/none-detected)." in page
+    )

@@ -59,6 +59,8 @@ def _table(table: Table) -> str:
 
 
 def _figure(figure: Figure) -> str:
+    if not figure.file:
+        return f"<p><strong>{escape(figure.title)}:</strong> no figure. {escape(figure.how_to_read)}</p>"
     return (
         f'<figure><img src="{escape(figure.file)}" alt="{escape(figure.title)}" '
         f'width="{figure.width}" height="{figure.height}">'
