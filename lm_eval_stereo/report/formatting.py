@@ -49,7 +49,7 @@ def format_estimate(estimate: Estimate, ideal: Ideal | None, stderr: bool = True
     if is_nan(value) and all(bound is None or is_nan(bound) for bound in (estimate.low, estimate.high)):
         return "nan"
     places = decimals(value, estimate.low, estimate.high)
-    text = format_value(float(value) if is_number(value) else value, places=places)
+    text = format_value(value, places=places)
     if stderr and estimate.stderr is not None:
         text += f" ± {format_value(estimate.stderr, places=places)}"
     if estimate.low is not None and estimate.high is not None:
