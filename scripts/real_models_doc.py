@@ -515,6 +515,8 @@ def main(argv: list[str] | None = None) -> int:
     html = None if args.no_html else args.out / "real_models" / "report"
     page = render(args.results, args.notes, args.paired, html)
     (args.out / "REAL_MODELS.md").write_text(page, encoding="utf-8")
+    if html is not None:  # the README's figure: the report's StereoSet figure over these runs
+        shutil.copy(html / "stereoset.png", args.out / "report_stereoset.png")
     print(args.out / "REAL_MODELS.md")
     return 0
 

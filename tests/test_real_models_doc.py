@@ -95,3 +95,13 @@ def test_model_difference_only_below_alpha():
     row = script.Paired("t", "m", "-0.1620 [-0.1940, -0.1300] *", "< 0.0001", "< 0.0001", True)
     said = script._paired_sentence(row, "gemma3", "smollm2", "x", "higher")
     assert said.startswith("x: higher for SmolLM2-135M-Instruct than for Gemma 3 270M")
+
+
+def test_readme_caption_leaves_the_reading_to_the_page():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    caption = readme[readme.index("*The StereoSet figure of the report over") :]
+    caption = caption[: caption.index(".*\n") + 2]
+    assert "cannot tell the candidates apart" not in caption and "53–61" not in caption
+    assert '"What the statistics say"' in caption
+    figure = (REPO / "docs" / "report_stereoset.png").read_bytes()
+    assert figure == (REPO / "docs" / "real_models" / "report" / "stereoset.png").read_bytes()
