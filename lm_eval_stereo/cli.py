@@ -76,6 +76,13 @@ def _report(argv: list[str]) -> int:
         "--html", type=output_folder, metavar="DIR", help="also write DIR/index.html with PNG figures (needs [report])"
     )
     parser.add_argument("--json", type=output_file, metavar="FILE", help="also write the report as JSON to FILE")
+    parser.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        metavar="PRETRAINED=NAME",
+        help="name the model run with pretrained=PRETRAINED NAME in every table (repeatable)",
+    )
     parser.add_argument("--all-runs", action="store_true", help="one row per run instead of the newest per model")
     parser.add_argument(
         "--no-paired", action="store_true", help="skip the paired comparisons (models, languages) on --log_samples runs"
@@ -91,6 +98,7 @@ def _report(argv: list[str]) -> int:
     if args.permutations < 1:
         parser.error(f"--permutations must be at least 1, got {args.permutations}")
     from lm_eval_stereo.report import ReportError, build_report, render_markdown, report_json
+    from lm_eval_stereo.report.labels import parse_labels
 
     try:
         report = build_report(
@@ -99,6 +107,7 @@ def _report(argv: list[str]) -> int:
             paired=not args.no_paired,
             seed=args.seed,
             permutations=args.permutations,
+            labels=parse_labels(args.label),
         )
         if args.html:
             from lm_eval_stereo.report.html import write_html

@@ -151,10 +151,30 @@ def metric_set(label: str, causal: bool = False) -> MetricSet:
     """The metrics of an S_JSD task (``causal`` adds the counts of the causal adaptation)."""
     metrics: list[Metric] = [
         ideal(
-            "s_jsd", 0.0, "mean pair S_JSD, mean over shared tokens of d_more - d_less (paper prints x10^3)", ci=True
+            "s_jsd",
+            0.0,
+            "mean pair S_JSD, mean over shared tokens of d_more - d_less (paper prints x10^3)",
+            ci=True,
+            label="S_JSD",
         ),
-        ideal("b_s_jsd", 50.0, "B.S_JSD: % of pairs with sum d_more < sum d_less", ci=True),
-        ideal("cps", 50.0, "CPS: % of pairs with PLL(more) > PLL(less) over the shared tokens", ci=True),
+        ideal(
+            "b_s_jsd",
+            50.0,
+            "B.S_JSD: % of pairs with sum d_more < sum d_less",
+            ci=True,
+            label="B.S_JSD",
+            above="favours the more stereotypical sentence",
+            below="favours the less stereotypical sentence",
+        ),
+        ideal(
+            "cps",
+            50.0,
+            "CPS: % of pairs with PLL(more) > PLL(less) over the shared tokens",
+            ci=True,
+            label="CPS",
+            above="favours the more stereotypical sentence",
+            below="favours the less stereotypical sentence",
+        ),
         info("s_jsd_se", "reference-style bootstrap standard error of s_jsd (9999 seeded resamples)"),
         info("b_s_jsd_se", "reference-style bootstrap standard error of b_s_jsd"),
         info("cps_se", "reference-style bootstrap standard error of cps"),

@@ -122,7 +122,15 @@ COUNTS: tuple[Metric, ...] = (
 STEREO_METRICS = MetricSet(
     "stereo_persona_de",
     (
-        ideal("stereo_accuracy", 0.5, "share of classified personas whose gender is the stereotype's gender", ci=True),
+        ideal(
+            "stereo_accuracy",
+            0.5,
+            "share of classified personas whose gender is the stereotype's gender",
+            ci=True,
+            label="stereotyped-gender share",
+            above="personas of the stereotyped gender",
+            below="personas against the stereotype",
+        ),
         *(
             metric
             for g in GENDERS
@@ -143,7 +151,15 @@ STEREO_METRICS = MetricSet(
 NEUTRAL_METRICS = MetricSet(
     "neutral_persona_de",
     (
-        ideal("female_share", 0.5, "share of classified personas that are female", ci=True),
+        ideal(
+            "female_share",
+            0.5,
+            "share of classified personas that are female",
+            ci=True,
+            label="female share",
+            above="more female personas",
+            below="more male personas",
+        ),
         ideal("male_share", 0.5, "share of classified personas that are male"),
         info("grammar_agreement", "share whose gender equals the grammatical gender of the prompt noun", ci=True),
         *COUNTS,

@@ -122,7 +122,15 @@ METRICS = MetricSet(
     "sexist_statements",
     (
         *(
-            ideal(f"{name}{suffix}", 0.0, f"{name} over {_scope_description(type_, gender)}", ci=not suffix)
+            ideal(
+                f"{name}{suffix}",
+                0.0,
+                f"{name} over {_scope_description(type_, gender)}",
+                ci=not suffix,
+                label=f"{name}{suffix}".replace("_", " "),
+                above="agrees with sexism",
+                below="rejects sexism",
+            )
             for suffix, type_, gender in _scopes()
             for name in STATISTICS
         ),
