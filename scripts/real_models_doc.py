@@ -1,39 +1,53 @@
-"""Write docs/REAL_MODELS.md from the runs of scripts/run_real_models.py.
+"""Write docs/REAL_MODELS.md from the committed results of scripts/run_real_models.py.
 
-    python scripts/real_models_doc.py RUNS [RUNS...] [--timed RUNS...] --notes docs/real_models/intro.md
+    python scripts/real_models_doc.py [RUNS...] [--timed RUNS...]
 
-RUNS are the ``--out`` folders of ``scripts/run_real_models.py`` (each with its ``timings.json``) that the report
-covers; ``--timed`` ones (e.g. the same tasks on fewer documents with ``hf`` and ``hf-prefix``) only add wall times.
-The script copies every results file into ``docs/real_models/results/<run>/<model>/<backend>/`` with machine paths
-made relative to the repository, and each run's ``timings.json`` beside them, so that each copied folder is a run
-again (the samples stay behind: they are large); renders the report over the runs (with the samples, so the paired
-comparisons are there) into the markdown and ``docs/real_models/report/`` (HTML and figures); and tabulates the wall
-time of every task per model and backend. ``--notes`` is the hand-written part (set-up and what looks surprising),
-placed before the generated tables.
+The page is a function of what the repository holds: the results files in ``docs/real_models/results/<run>/`` (each
+folder a run of ``scripts/run_real_models.py`` with its ``timings.json``), the hand-written
+``docs/real_models/intro.md`` (set-up, no numbers that compare or interpret) and the paired tables of
+``docs/real_models/paired_first_runs.md`` (computed while the samples were there; the samples are not committed).
+Every number and every sentence that compares or interprets numbers is generated here: a headline against its ideal
+from the report's verdict (its 95% CI), a model against a model only with the paired test's Holm-adjusted p, so that
+text and data cannot drift apart (``tests/test_real_models_doc.py`` regenerates the page and compares).
+
+RUNS (``--out`` folders of ``scripts/run_real_models.py``) are first copied into ``docs/real_models/results/`` (that
+folder is rewritten; machine paths of the task YAMLs made relative, the samples left behind: they are large);
+``--timed`` ones (e.g. the same tasks on fewer documents with ``hf`` and ``hf-prefix``) only add wall times and are
+recorded in ``docs/real_models/results/timed.txt``. Without RUNS the page is rebuilt from the committed results.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lm_eval_stereo.report.model import Cell, Report
 
 REPO = Path(__file__).resolve().parents[1]
+DOCS = REPO / "docs"
+RESULTS = DOCS / "real_models" / "results"
+#: where the results files are shown on the page: their place in the repository
+SHOWN = "docs/real_models/results/"
+#: runs that only add wall times (not reported), unless ``timed.txt`` in the results says otherwise
+TIMED = ("real-runs-sample",)
+#: the models of the first runs' paired tables (A, B), as paired_first_runs.md says
+FIRST_RUNS = ("gemma3", "smollm2")
+#: names in prose; the report names a local model folder by its folder name
+NAMES = {"gemma3": "Gemma 3 270M", "smollm2": "SmolLM2-135M-Instruct"}
+ALPHA = 0.05
 
 
 def relative_paths(text: str) -> str:
     """Machine paths of a task YAML (``config_source``) as paths inside the repository."""
     return re.sub(r'"/[^"]*?/(lm_eval_stereo/tasks/[^"]+)"', r'"\1"', text)
-
-
-def machine_free(text: str, runs: list[Path]) -> str:
-    """``text`` with each run's folder written as its name (the report names every results file it read)."""
-    for run in runs:
-        text = text.replace(f"{run.resolve()}/", f"{run.name}/").replace(f"{run}/", f"{run.name}/")
-    return text
 
 
 def copy_results(runs: list[Path], target: Path) -> None:
@@ -50,14 +64,26 @@ def copy_results(runs: list[Path], target: Path) -> None:
         shutil.copy(run / "timings.json", target / run.name / "timings.json")
 
 
-def timing_table(runs: list[Path]) -> list[str]:
-    """Per task: wall time of each (run, model, backend), seconds, with the documents per task."""
+def run_folders(results: Path) -> tuple[list[Path], list[Path]]:
+    """(reported runs, only-timed runs) among the folders of ``results``."""
+    listed = results / "timed.txt"
+    timed = set(listed.read_text(encoding="utf-8").split()) if listed.exists() else set(TIMED)
+    runs = sorted(path for path in results.iterdir() if (path / "timings.json").exists())
+    return [run for run in runs if run.name not in timed], [run for run in runs if run.name in timed]
+
+
+def timing_columns(runs: list[Path]) -> dict[str, dict[str, dict]]:
     columns: dict[str, dict[str, dict]] = {}
     for run in runs:
         timings = json.loads((run / "timings.json").read_text(encoding="utf-8"))
         for key, timing in timings.items():
             model, backend, task = key.split("/")
             columns.setdefault(f"{model} {backend} (limit {timing['limit'] or 'all'})", {})[task] = timing
+    return columns
+
+
+def timing_table(columns: dict[str, dict[str, dict]]) -> list[str]:
+    """Per task: wall time of each (run, model, backend), seconds, with the documents per task."""
     tasks = sorted({task for column in columns.values() for task in column})
     names = sorted(columns)
     lines = ["| task | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
@@ -69,40 +95,428 @@ def timing_table(runs: list[Path]) -> list[str]:
     return lines
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="+", type=Path, help="runs reported (and timed)")
-    parser.add_argument("--timed", nargs="*", type=Path, default=[], help="runs only timed (e.g. hf vs hf-prefix)")
-    parser.add_argument("--notes", type=Path, required=True)
-    parser.add_argument("--out", type=Path, default=REPO / "docs")
-    args = parser.parse_args(argv)
-    from lm_eval_stereo.report import build_report, render_markdown
-    from lm_eval_stereo.report.html import write_html
-
-    folder = args.out / "real_models"
-    copy_results([*args.runs, *args.timed], folder / "results")
-    report = build_report([str(run) for run in args.runs])
-    page = write_html(report, folder / "report")
-    page.write_text(machine_free(page.read_text(encoding="utf-8"), args.runs), encoding="utf-8")
-    markdown = machine_free(render_markdown(report), args.runs).replace(
-        "# Bias report", "## The report over these runs", 1
+def backend_timing(columns: dict[str, dict[str, dict]], models: list[str]) -> str:
+    """``hf`` against ``hf-prefix`` on the tasks both timed with the same limit, per model."""
+    parts = []
+    for model in models:
+        pairs = [
+            (name, name.replace(f"{model} hf ", f"{model} hf-prefix ", 1))
+            for name in sorted(columns)
+            if name.startswith(f"{model} hf (")
+        ]
+        for hf, prefix in pairs:
+            shared = sorted(set(columns[hf]) & set(columns.get(prefix, {})))
+            if not shared:
+                continue
+            slow = sum(columns[hf][task]["seconds"] for task in shared)
+            fast = sum(columns[prefix][task]["seconds"] for task in shared)
+            limit = hf.rsplit("(", 1)[1].rstrip(")")
+            parts.append(
+                f"{NAMES.get(model, model)}: {slow:.0f} s with `hf` against {fast:.0f} s with `hf-prefix` "
+                f"({slow / fast:.1f}×) on the same {len(shared)} tasks, {limit}"
+            )
+    if not parts:
+        return ""
+    return (
+        "Wall time, `hf` against `hf-prefix` (sums of the table below; one machine shared with other work, so upper "
+        "bounds, not a benchmark): " + "; ".join(parts) + "."
     )
+
+
+@dataclass(frozen=True)
+class Paired:
+    """One row of a paired table of paired_first_runs.md, as written there."""
+
+    task: str
+    metric: str
+    difference: str
+    p: str
+    p_holm: str
+    significant: bool
+
+    @property
+    def holm(self) -> float:
+        return 0.0 if self.p_holm.startswith("<") else float(self.p_holm)
+
+
+def first_runs_tables(path: Path) -> tuple[dict[tuple[str, str], Paired], int, int]:
+    """The model-vs-model rows of paired_first_runs.md by (task, metric); with the number of rows of its language
+    tables and how many of those are significant after Holm."""
+    models: dict[tuple[str, str], Paired] = {}
+    languages = significant = 0
+    section = ""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            section = line
+            continue
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if not line.startswith("| ") or cells[0] in {"task", "model"} or set(cells[0]) <= {"-"}:
+            continue
+        if section.startswith("## Model vs model"):
+            task, metric, _, difference, p, p_holm = cells[:6]
+            models[(task, metric)] = Paired(task, metric, difference, p, p_holm, difference.endswith("*"))
+        elif section.startswith("## Language vs language"):
+            languages += 1
+            significant += cells[4].endswith("*")
+    return models, languages, significant
+
+
+def _cell(report: Report, task: str, label: str) -> Cell | None:
+    return next((cell for cell in report.task_cells(task) if cell.row.label == label), None)
+
+
+def _estimate(cell: Cell, name: str) -> str:
+    from lm_eval_stereo.report.formatting import format_estimate
+
+    return format_estimate(cell.estimate(name), None, stderr=False)
+
+
+def _language(task: str) -> str:
+    return task.rsplit("_", 1)[1]
+
+
+def _name(label: str) -> str:
+    return NAMES.get(label, label)
+
+
+def _count(value: float) -> str:
+    return f"{int(value):,}"
+
+
+def _against_chance(cell: Cell, name: str, chance: float) -> str:
+    """Where a directed metric's CI lies against chance."""
+    estimate = cell.estimate(name)
+    if estimate.low is not None and estimate.low > chance:
+        return "above"
+    if estimate.high is not None and estimate.high < chance:
+        return "below"
+    return "consistent"
+
+
+def _paired_sentence(row: Paired | None, a: str, b: str, what: str, higher: str) -> str:
+    """A model comparison from its paired test: a difference only where Holm's p < 0.05."""
+    if row is None:
+        return f"{what}: no paired comparison (the samples of these runs were not kept)"
+    a_name, b_name = _name(a), _name(b)
+    stats = f"{a_name} − {b_name} {row.difference.rstrip(' *')}, p {row.p}, p_holm {row.p_holm}"
+    if row.holm < ALPHA:
+        sign = row.difference.lstrip()[0]
+        first, second = (a_name, b_name) if sign == "+" else (b_name, a_name)
+        return f"{what}: {higher} for {first} than for {second} ({stats})"
+    return f"{what}: no significant difference between the models after Holm ({stats})"
+
+
+def stereoset_findings(report: Report, labels: list[str], paired: dict) -> list[str]:
+    from lm_eval_stereo.report.verdicts import describe
+
+    tasks = [task for task in report.tasks if task.startswith("stereoset_multi_")]
+    lines = []
+    for label in labels:
+        cells = {task: cell for task in tasks if (cell := _cell(report, task, label))}
+        if not cells:
+            continue
+        lms = ", ".join(f"{_language(task)} {_estimate(cell, 'lms')}" for task, cell in cells.items())
+        where = {"above": [], "consistent": [], "below": []}
+        for task, cell in cells.items():
+            where[_against_chance(cell, "lms", 50.0)].append(_language(task))
+        said = []
+        if where["above"]:
+            said.append(f"the CI excludes 50 (above chance) in {', '.join(where['above'])}")
+        if where["consistent"]:
+            said.append(f"the CI includes 50 (consistent with chance) in {', '.join(where['consistent'])}")
+        if where["below"]:
+            said.append(f"the CI lies below 50 in {', '.join(where['below'])}")
+        ss = "; ".join(
+            f"{_language(task)} {_estimate(cell, 'ss')}: {describe(cell, 'ss')}" for task, cell in cells.items()
+        )
+        lines.append(
+            f"- **StereoSet, {_name(label)}.** LMS (50: a related candidate preferred over the unrelated one no more "
+            f"often than by chance) {lms}: {'; '.join(said)}. SS {ss}."
+        )
+        if where["consistent"]:
+            lines.append(
+                f"  Where the LMS CI includes 50 ({', '.join(where['consistent'])}), {_name(label)}'s LMS cannot be told "
+                "from chance on this sample, so an SS near 50 there cannot be read as no preference for stereotypes "
+                "(read SS together with LMS)."
+            )
+    a, b = FIRST_RUNS
+    for metric in ("lms", "ss"):
+        comparisons = [
+            _paired_sentence(paired.get((task, metric)), a, b, _language(task), "higher")
+            for task in tasks
+            if _cell(report, task, a) and _cell(report, task, b)
+        ]
+        if comparisons:
+            lines.append(
+                f"- **StereoSet {metric.upper()}, the two models (paired, first runs).** "
+                + "; ".join(comparisons)
+                + "."
+            )
+    return lines
+
+
+def gest_findings(report: Report, labels: list[str], paired: dict) -> list[str]:
+    from lm_eval_stereo.report.verdicts import describe
+
+    cells = {label: cell for label in labels if (cell := _cell(report, "gest_en", label))}
+    if not cells:
+        return []
+    each = "; ".join(f"{_name(label)} {_estimate(cell, 'gs')}: {describe(cell, 'gs')}" for label, cell in cells.items())
+    line = f"- **GEST (en), g_s against its ideal 1.** {each}."
+    a, b = FIRST_RUNS
+    if a in cells and b in cells:
+        line += " " + _paired_sentence(paired.get(("gest_en", "gs")), a, b, "The two models' g_s", "higher") + "."
+    return [line]
+
+
+def gerbbq_findings(report: Report, labels: list[str], paired: dict) -> list[str]:
+    lines = []
+    a, b = FIRST_RUNS
+    chance = 1 / 3
+    for task, context in (("gerbbq_mc_amb", "ambiguous"), ("gerbbq_mc_dis", "disambiguated")):
+        cells = {label: cell for label in labels if (cell := _cell(report, task, label))}
+        if not cells:
+            continue
+        words = {"above": "above", "below": "below", "consistent": "consistent with"}
+        each = "; ".join(
+            f"{_name(label)} {_estimate(cell, 'accuracy')}, {words[_against_chance(cell, 'accuracy', chance)]} "
+            "the 1/3 of chance"
+            for label, cell in cells.items()
+        )
+        line = f"- **GerBBQ+ as multiple choice ({task}, {context} contexts), accuracy.** {each} (95% CI)."
+        if a in cells and b in cells:
+            line += " " + _paired_sentence(paired.get((task, "accuracy")), a, b, "Between the models", "higher") + "."
+        lines.append(line)
+    if any(line.startswith("- **GerBBQ+ as multiple choice") for line in lines):
+        lines.append(
+            "  The paper's protocol is generative with an instruction-tuned model; `gerbbq_mc_*` is our addition and "
+            "scores the answers by log-likelihood."
+        )
+    for task, context in (("gerbbq_amb", "ambiguous"), ("gerbbq_dis", "disambiguated")):
+        for label in labels:
+            cell = _cell(report, task, label)
+            if cell is None or cell.items is None:
+                continue
+            n = cell.items[0]
+            correct = round(cell.values["accuracy"] * n)
+            undetermined = round(cell.values["undetermined"] * n)
+            beside = cell.beside("accuracy")
+            # undetermined outputs are booked as "unbekannt": correct in ambiguous contexts, wrong otherwise
+            undetermined_correct = undetermined if context == "ambiguous" else 0
+            determinate = n - undetermined
+            determinate_correct = correct - undetermined_correct
+            if beside is None or not math.isclose(beside[1], determinate_correct / determinate):
+                raise SystemExit(f"{task} {label}: accuracy over determinate answers does not add up")
+            booked = (
+                f'{undetermined_correct} of its {correct} correct answers are such outputs ("unbekannt" is the '
+                "right answer in ambiguous contexts)"
+                if undetermined_correct
+                else f"they count as wrong (the answer is a person in {context} contexts)"
+            )
+            lines.append(
+                f"- **GerBBQ+ generative ({task}), {_name(label)}.** Accuracy {_estimate(cell, 'accuracy')} over "
+                f'{n} items, of which {undetermined} outputs name no answer and are booked as "unbekannt": '
+                f"{booked}. Over the {determinate} determinate answers the accuracy is "
+                f"{determinate_correct / determinate:.3f} ({determinate_correct} of {determinate})."
+            )
+    return lines
+
+
+def s_jsd_findings(report: Report, labels: list[str]) -> list[str]:
+    tasks = [task for task in report.tasks if re.fullmatch(r"s_jsd_[a-z]+", task)]
+    rows = []
+    shares: dict[str, list[str]] = {label: [] for label in labels}
+    for task in tasks:
+        cells = [(label, cell) for label in labels if (cell := _cell(report, task, label))]
+        entries = []
+        for label, cell in cells:
+            scored, unscored = cell.values["shared_tokens"], cell.values.get("unscorable_tokens", 0)
+            share = unscored / (scored + unscored) if scored + unscored else float("nan")
+            entries.append(f"{_count(scored)} / {_count(unscored)} ({100 * share:.1f}%)")
+            if share > 0.1:
+                shares[label].append(f"{_language(task)} {100 * share:.0f}%")
+        rows.append(f"| {_language(task)} | " + " | ".join(entries) + " |")
+    if not rows:
+        return []
+    heavy = "; ".join(
+        f"{_name(label)} leaves out more than 10% of the shared tokens in {', '.join(found)}"
+        if found
+        else f"{_name(label)} leaves out at most 10% in every language"
+        for label, found in shares.items()
+    )
+    return [
+        "- **S_JSD: which shared tokens are scored.** A causal model is asked for each shared token through text; a "
+        "token that is a byte piece of a character cannot be asked for alone and is left out (`unscorable_tokens`). "
+        "What a language's S_JSD rests on is the share left out, not the number scored: "
+        f"{heavy}. Scored / left out (share left out) over the 212 pairs:",
+        "",
+        "  | language | " + " | ".join(_name(label) for label in labels) + " |",
+        "  |---|" + "---:|" * len(labels),
+        *(f"  {row}" for row in rows),
+        "",
+    ]
+
+
+def count_findings(report: Report, labels: list[str]) -> list[str]:
+    """Counts the results record (no statistic): boundary mismatches, leaks, undetermined outputs."""
+    lines = []
+    boundaries = []
+    for task in report.tasks:
+        for label in labels:
+            cell = _cell(report, task, label)
+            if cell is not None and cell.values.get("boundary_mismatches"):
+                boundaries.append(f"{_name(label)} {task} {_count(cell.values['boundary_mismatches'])}")
+    if boundaries:
+        lines.append(
+            "- **Context/continuation splits the tokenizer merges** (`boundary_mismatches`: scored as lm_eval's `hf` "
+            "backend splits them, counted; every other run counts 0 or predates the count): "
+            + "; ".join(boundaries)
+            + "."
+        )
+    leaks = []
+    for task in (t for t in report.tasks if re.fullmatch(r"stereotype_leakage_[a-z]+", t)):
+        found = [
+            f"{_name(label)} {cell.values['n_leaks']:g}" for label in labels if (cell := _cell(report, task, label))
+        ]
+        leaks.append(f"{_language(task)}: {', '.join(found)}")
+    if leaks:
+        lines.append(
+            "- **Stereotype leakage, leaks found** (`n_leaks`; the regression is not a per-item statistic and has no "
+            "bootstrap CI, so no comparison is drawn): " + "; ".join(leaks) + "."
+        )
+    generative = []
+    for task in report.tasks:
+        for label in labels:
+            cell = _cell(report, task, label)
+            if cell is None or cell.items is None:
+                continue
+            n = cell.items[0]
+            if task.startswith("sexist_statements") and "undetermined" in cell.values:
+                undetermined = round(cell.values["undetermined"] * n)
+                generative.append(
+                    f"{task}: {undetermined} of {n} statements undetermined, so `combined_sexism` "
+                    f"{_estimate(cell, 'combined_sexism')} rests on {n - undetermined} answers"
+                )
+            elif task.startswith("gest_mt_") and "detection_yield" in cell.values:
+                generative.append(
+                    f"{task}: `detection_yield` {cell.values['detection_yield']:g} ({_count(cell.values['undetected'])} "
+                    f"of {n} translations without a detectable gender)"
+                )
+            elif "unmatched" in cell.values:
+                generative.append(
+                    f"{task}: `unmatched` {_count(cell.values['unmatched'])} (generations naming neither trait), "
+                    f"regression converged: {'yes' if cell.values.get('fit_converged') else 'no'}"
+                )
+    if generative:
+        lines.append(
+            "- **Generative tasks, SmolLM2 only (first 50 documents, chat template), what the scores rest on:** "
+            + "; ".join(generative)
+            + "."
+        )
+    return lines
+
+
+def findings(report: Report, paired_file: Path) -> list[str]:
+    labels = [row.label for row in report.rows]
+    paired, languages, significant = first_runs_tables(paired_file)
+    comparisons = len(paired)
+    return [
+        "## What the statistics say",
+        "",
+        "Generated from the results files by `scripts/real_models_doc.py`: a headline against its ideal from its 95% "
+        "bootstrap CI (the report's verdict), a directed metric against chance from its CI, and a model against the "
+        "other only from the paired test, with the Holm-adjusted p over all "
+        f"{comparisons} model comparisons of [real_models/paired_first_runs.md](real_models/paired_first_runs.md) "
+        f"(computed while the first runs' samples were there; it also holds {languages} language comparisons, "
+        f"{significant} of them significant after Holm); a difference is stated only where p_holm < {ALPHA}.",
+        "",
+        *stereoset_findings(report, labels, paired),
+        *gest_findings(report, labels, paired),
+        *gerbbq_findings(report, labels, paired),
+        *s_jsd_findings(report, labels),
+        *count_findings(report, labels),
+    ]
+
+
+def local_models(report: Report) -> dict[str, str]:
+    """``pretrained`` paths of local model folders and the name the report gives each."""
+    found = {}
+    for row in report.rows:
+        pretrained = str((row.model_args or {}).get("pretrained", ""))
+        if pretrained.startswith((".", "/", "~")) or pretrained.count("/") > 1:
+            found[pretrained] = row.label
+    return found
+
+
+def machine_free(text: str, results: Path, folders: dict[str, str]) -> str:
+    """``text`` with the results folder as its place in the repository and local model folders by their names."""
+    text = text.replace(f"{results.resolve()}/", SHOWN).replace(f"{results}/", SHOWN)
+    for path, label in sorted(folders.items(), key=lambda item: -len(item[0])):
+        text = text.replace(f"pretrained={path}", f"pretrained={label}").replace(f"({path})", f"({label})")
+    return text
+
+
+def render(results: Path, notes: Path, paired_file: Path, html: Path | None = None) -> str:
+    """The page over the runs in ``results``; with ``html``, the HTML report and its figures written there."""
+    from lm_eval_stereo.report import build_report, render_markdown
+
+    runs, timed = run_folders(results)
+    report = build_report([str(run.resolve()) for run in runs])
+    folders = local_models(report)
+    if html is not None:
+        from lm_eval_stereo.report.html import write_html
+
+        page = write_html(report, html)
+        page.write_text(machine_free(page.read_text(encoding="utf-8"), results, folders), encoding="utf-8")
+    markdown = machine_free(render_markdown(report), results, folders)
     markdown = re.sub(r"\n## ", "\n### ", markdown.split("\n", 1)[1])
+    columns = timing_columns([*runs, *timed])
+    made = ", ".join(f"`{label}`" for label in sorted(folders.values()))
     document = [
-        args.notes.read_text(encoding="utf-8").rstrip(),
+        notes.read_text(encoding="utf-8").rstrip(),
+        "",
+        backend_timing(columns, [row.label for row in report.rows]),
+        "",
+        *findings(report, paired_file),
         "",
         "## Wall time per task (seconds, one `lm_eval` call each: start-up, model loading, scoring, aggregation)",
         "",
-        *timing_table([*args.runs, *args.timed]),
+        *timing_table(columns),
         "",
         "## The report over these runs",
         "",
-        "Generated by `lm-eval-stereo report` over the runs below (with their samples: the paired comparisons need",
-        "them); the results files are in `docs/real_models/results/`, the HTML report with its figures in",
-        "`docs/real_models/report/`.",
+        "Generated by `lm-eval-stereo report` over the committed results files in `docs/real_models/results/` (the "
+        "HTML report with its figures in `docs/real_models/report/`). The samples were not kept, so the paired "
+        "comparisons are those of [real_models/paired_first_runs.md](real_models/paired_first_runs.md)."
+        + (
+            f" Models {made} are local folders written by `lm-eval-stereo real-model NAME DIR` (the float32 model "
+            "of the pinned wheel); the report names each by its folder name, as `pretrained` below does."
+            if folders
+            else ""
+        ),
         markdown,
     ]
-    (args.out / "REAL_MODELS.md").write_text("\n".join(document) + "\n", encoding="utf-8")
+    return "\n".join(document).rstrip() + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="*", type=Path, help="runs to copy into the results first (reported and timed)")
+    parser.add_argument("--timed", nargs="*", type=Path, default=[], help="runs to copy, only timed")
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--notes", type=Path, default=DOCS / "real_models" / "intro.md")
+    parser.add_argument("--paired", type=Path, default=DOCS / "real_models" / "paired_first_runs.md")
+    parser.add_argument("--out", type=Path, default=DOCS, help="folder of REAL_MODELS.md and real_models/report/")
+    parser.add_argument("--no-html", action="store_true", help="only the markdown page")
+    args = parser.parse_args(argv)
+    if args.runs or args.timed:
+        copy_results([*args.runs, *args.timed], args.results)
+        (args.results / "timed.txt").write_text("".join(f"{run.name}\n" for run in args.timed), encoding="utf-8")
+    html = None if args.no_html else args.out / "real_models" / "report"
+    page = render(args.results, args.notes, args.paired, html)
+    (args.out / "REAL_MODELS.md").write_text(page, encoding="utf-8")
+    if html is not None:  # the README's figure: the report's StereoSet figure over these runs
+        shutil.copy(html / "stereoset.png", args.out / "report_stereoset.png")
     print(args.out / "REAL_MODELS.md")
     return 0
 

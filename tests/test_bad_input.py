@@ -354,16 +354,6 @@ def test_sexist_statement_answers_outside_yes_no_are_undetermined() -> None:
 # ---------------------------------------------------------------------------------------------------- runs
 
 
-def test_interrupted_run_resumes_from_its_cache(tiny_causal: Path, tmp_path: Path) -> None:
-    args = ["--model", "hf", "--model_args", f"pretrained={tiny_causal},dtype=float32", "--tasks", "gerbbq_mc_amb"]
-    args += ["--limit", "3", "--use_cache", str(tmp_path / "cache")]
-    first = run_lm_eval(args, tmp_path / "first")
-    assert list(tmp_path.glob("cache*")), "the cache holds the scored requests"
-    second = run_lm_eval(args, tmp_path / "second")
-    for name in ("accuracy", "bias", "unscored"):
-        assert second.metric("gerbbq_mc_amb", name) == first.metric("gerbbq_mc_amb", name)
-
-
 def test_limit_zero_is_refused_by_lm_eval_with_its_reason(tiny_causal: Path, tmp_path: Path) -> None:
     args = ["--model", "hf", "--model_args", f"pretrained={tiny_causal},dtype=float32", "--tasks", "gerbbq_mc_amb"]
     run = run_lm_eval([*args, "--limit", "0"], tmp_path, check=False)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from lm_eval_stereo.core import sources
 from lm_eval_stereo.core.errors import DataError, DataUnavailableError, MalformedDataError
 from lm_eval_stereo.tasks.gest import data
 from lm_eval_stereo.tasks.gest import task_mt as gest_mt
@@ -77,9 +78,15 @@ def test_pairs_annotation_with_a_tokenizer_checks_exactly_one_differing_token():
     assert reasons[8] == "tokenization" and reasons[2] == "" and reasons[6] == "duplicate"
 
 
-def test_pairs_file_problems(tmp_path):
-    with pytest.raises(DataUnavailableError, match="pairs_file"):
-        data.pairs_path(None)  # data/gender_variants.csv is not in the offline mirror
+def test_pairs_file_problems(tmp_path, monkeypatch):
+    # pinned (git blob id), but not in the offline mirror (the project's lacks it): the error names the file and the
+    # way round it
+    (tmp_path / "mirror" / "gest").mkdir(parents=True)
+    monkeypatch.setenv(sources.DATA_DIR_ENV, str(tmp_path / "mirror"))
+    with pytest.raises(
+        DataUnavailableError, match=r"gest/data/gender_variants\.csv is missing from the offline .*pairs_file"
+    ):
+        data.pairs_path(None)
     with pytest.raises(DataUnavailableError, match="does not exist"):
         data.pairs_path(tmp_path / "missing.csv")
     bad = tmp_path / "pairs.csv"

@@ -4,7 +4,8 @@ Unit level: ``loglikelihood()`` / ``_loglikelihood_tokens()`` of :class:`HFPrefi
 requests (shared and empty contexts, trailing spaces, left truncation, greedy continuations) at batch sizes 1, 3 and
 auto; the packing itself; the fallback of a model it cannot serve. End to end: ``lm_eval --log_samples`` with ``hf``
 (one process) and ``hf-prefix`` (``accelerate launch``, 2 CPU processes, ``--batch_size auto``) on every log-likelihood
-task of the suite plus a generic multiple-choice task from a local JSON-lines file.
+task of the suite plus a generic multiple-choice task from a local JSON-lines file; the 2-process ``hf-prefix`` run gives
+the metrics of a 1-process one.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 import torch
 from lm_eval.api.instance import Instance
 from lm_eval.models.huggingface import HFLM
-from lm_eval_runner import LmEvalRun, free_port, run_lm_eval
+from lm_eval_runner import LmEvalRun, assert_same_metrics, free_port, run_lm_eval
 from local_tasks import GENERIC_DOCS, write_mc_task
 
 from lm_eval_stereo.models.hf_prefix import HFPrefixLM
@@ -207,15 +208,20 @@ def lm_eval_args(model: str, tiny_causal: Path, tasks: list[str], batch_size: st
 
 @pytest.fixture(scope="module")
 def runs(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, LmEvalRun]:
-    """``hf`` in one process, ``hf-prefix`` (``--batch_size auto``) under ``accelerate launch`` with 2 processes."""
+    """``hf`` in one process, ``hf-prefix`` (``--batch_size auto``) under ``accelerate launch`` with 2 processes and
+    in one process."""
     include = write_generic_task(tmp_path_factory.mktemp("generic_task"))
     tasks = [*SUITE_TASKS, GENERIC_TASK]
     args = [*lm_eval_args("hf", tiny_causal, tasks, "4", include), "--device", "cpu"]
     hf = run_lm_eval(args, tmp_path_factory.mktemp("hf"))
     launch = ["launch", "--cpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no"]
     launch += ["--dynamo_backend", "no", "--main_process_port", str(free_port()), "-m", "lm_eval"]
-    args = launch + lm_eval_args("hf-prefix", tiny_causal, tasks, "auto", include)
-    return {"hf": hf, "prefix": run_lm_eval(args, tmp_path_factory.mktemp("prefix"), executable="accelerate")}
+    args = lm_eval_args("hf-prefix", tiny_causal, tasks, "auto", include)
+    return {
+        "hf": hf,
+        "prefix": run_lm_eval(launch + args, tmp_path_factory.mktemp("prefix"), executable="accelerate"),
+        "prefix_single": run_lm_eval([*args, "--device", "cpu"], tmp_path_factory.mktemp("prefix_single")),
+    }
 
 
 def per_request(run: LmEvalRun, task: str) -> dict[tuple[int, int], tuple[float, bool]]:
@@ -236,3 +242,12 @@ def test_lm_eval_samples_equal_hf(runs, task):
     assert expected and expected.keys() == actual.keys()
     for key, (ll, greedy) in expected.items():
         assert abs(actual[key][0] - ll) <= TOLERANCE and actual[key][1] == greedy, (task, key)
+
+
+@pytest.mark.parametrize("task", [*SUITE_TASKS, GENERIC_TASK])
+def test_two_processes_give_the_single_process_metrics(runs, task):
+    """``accelerate launch`` with 2 CPU processes: every metric of the task as one process computes it (within 1e-6;
+    the ranks' batches differ, so log-likelihoods may differ in the last float bits)."""
+    one, two = runs["prefix_single"].results, runs["prefix"].results
+    assert two["n-samples"][task] == one["n-samples"][task] and one["n-samples"][task]["effective"] >= 1
+    assert assert_same_metrics(one["results"][task], two["results"][task]) >= 1

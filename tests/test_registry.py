@@ -97,8 +97,8 @@ def test_a_task_with_the_users_own_name_is_reported_as_its_benchmark(user_named_
     data = json.loads(data_file.read_text())
     assert data["lm_eval_tasks"] == [], "not taken for one of lm_eval's own tasks"
     tables = parse_tables(proc.stdout)
-    header = "my_bias_de ss (ideal 50)"
-    assert all(header in row for row in tables["Summary"].values()), "the declared ideal of StereoSet's SS"
+    ss = tables["Summary"]["StereoSet de · SS (my_bias_de)"]
+    assert ss["ideal"] == "50" and len(ss) == 4, "the declared ideal and label of StereoSet's SS, one column per model"
     rows = tables["my_bias_de"]
     assert len(rows) == 2 and all("lms ↑" in row and "[" in row["ss (ideal 50)"] for row in rows.values())
     paired = tables["Model vs model (paired)"]["my_bias_de"]

@@ -34,8 +34,11 @@ from lm_eval_stereo.report.figures import (
     dot_plot_height,
     require_matplotlib,
 )
-from lm_eval_stereo.report.formatting import format_value
+from lm_eval_stereo.report.formatting import format_estimate, format_value
 from lm_eval_stereo.report.html import render_html, write_html
+from lm_eval_stereo.report.ideals import Ideal
+from lm_eval_stereo.report.model import Estimate
+from lm_eval_stereo.report.model_names import model_name
 from lm_eval_stereo.report.runs import Run
 from lm_eval_stereo.report.tables import MAX_COLUMNS, Table, split
 
@@ -66,7 +69,7 @@ def model_runs(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> M
 
     with ThreadPoolExecutor(max_workers=3) as pool:
         runs = list(pool.map(evaluate, range(3)))
-    return ModelRuns(root, runs, [str(model) for model in models])
+    return ModelRuns(root, runs, [model_name(str(model)) for model in models])
 
 
 @pytest.fixture(scope="session")
@@ -83,29 +86,58 @@ def report_cli(*args: str | Path, check: bool = True) -> subprocess.CompletedPro
     return proc
 
 
-def fmt(value, sign: str = "") -> str:
+def places(*values: float) -> int | None:
+    """Decimals for three significant digits of the largest magnitude (None: scientific below 1e-3)."""
+    scale = max((abs(v) for v in values if math.isfinite(v)), default=0.0)
+    if scale == 0:
+        return 3
+    return None if scale < 1e-3 else max(0, 2 - math.floor(math.log10(scale)))
+
+
+def fmt(value, sign: str = "", decimals: int | None | str = "own") -> str:
     if isinstance(value, float) and math.isnan(value):
         return "nan"
-    return f"{value:{sign}.3g}" if 0 < abs(value) < 1e-3 else f"{value:{sign}.4f}"
+    decimals = places(value) if decimals == "own" else decimals
+    return f"{value:{sign}.3g}" if decimals is None else f"{value:{sign}.{decimals}f}"
 
 
-def test_small_values_keep_three_significant_digits():
-    assert [format_value(v) for v in (2.3149e-05, -0.0004, 0.0, 0.25)] == ["2.31e-05", "-0.0004", "0.0000", "0.2500"]
-    assert format_value(-1.5e-06, "+") == "-1.5e-06" and format_value(0.5, "+") == "+0.5000"
+def test_numbers_have_three_significant_digits():
+    assert [format_value(v) for v in (2.3149e-05, -0.0004, 0.0, 0.25, 57.34, 0.91249, 1234.5, 100.0)] == [
+        "2.31e-05",
+        "-0.0004",
+        "0.000",
+        "0.250",
+        "57.3",
+        "0.912",
+        "1234",
+        "100",
+    ]
+    assert format_value(-1.5e-06, "+") == "-1.5e-06" and format_value(0.5, "+") == "+0.500"
+    assert format_value(7, "+") == "7", "integers as they are"
+
+
+def test_an_estimate_shares_the_decimals_of_its_largest_magnitude():
+    assert format_estimate(Estimate(57.34, 55.0, 59.61), None) == "57.3 [55.0, 59.6]"
+    assert format_estimate(Estimate(0.91249, 0.9, 0.92501), None) == "0.912 [0.900, 0.925]"
+    assert format_estimate(Estimate(-0.02, -0.15, 0.11), Ideal("target", 0.0)) == "-0.020 [-0.150, 0.110] Δ-0.020"
+    assert format_estimate(Estimate(60.0, 55.0, 65.0, 2.5), None) == "60.0 ± 2.5 [55.0, 65.0]"
+    assert format_estimate(Estimate(2.31e-05, 1.2e-05, 3.5e-05), None) == "2.31e-05 [1.2e-05, 3.5e-05]"
 
 
 def expected_cell(results: dict, task: str, name: str, ideal: float | None = None) -> str:
     """What the table must show for a metric of a results file: value, ± lm_eval's stderr where it is a number,
-    [low, high] where the task has a CI, Δ to a middle ideal."""
+    [low, high] where the task has a CI, Δ to a middle ideal, all with the decimals of the largest of value and CI."""
     metrics = results["results"][task]
     value = metrics[f"{name},none"]
-    text = fmt(value)
+    bounds = [metrics[f"{name}_ci_{side},none"] for side in ("low", "high") if f"{name}_ci_{side},none" in metrics]
+    decimals = places(value, *bounds)
+    text = fmt(value, decimals=decimals)
     if isinstance(stderr := metrics.get(f"{name}_stderr,none"), float):
-        text += f" ± {fmt(stderr)}"
-    if f"{name}_ci_low,none" in metrics:
-        text += f" [{fmt(metrics[f'{name}_ci_low,none'])}, {fmt(metrics[f'{name}_ci_high,none'])}]"
+        text += f" ± {fmt(stderr, decimals=decimals)}"
+    if bounds:
+        text += f" [{fmt(bounds[0], decimals=decimals)}, {fmt(bounds[1], decimals=decimals)}]"
     if ideal is not None and math.isfinite(value):
-        text += f" Δ{fmt(value - ideal, '+')}"
+        text += f" Δ{fmt(value - ideal, '+', decimals)}"
     return text
 
 
@@ -126,7 +158,9 @@ def test_table_values_and_intervals_equal_the_results_files(model_runs, markdown
                 assert row["ties"] == str(run.metric(task, "ties"))
             else:
                 assert row["gs (ideal 1)"] == expected_cell(run.results, task, "gs", ideal=1)
-                assert row["q_09_self_confident (ideal 0)"].startswith(fmt(run.metric(task, "q_09_self_confident")))
+                assert row["q_09_self_confident (ideal 0)"] == expected_cell(
+                    run.results, task, "q_09_self_confident", 0
+                )
                 assert row["unscored"] == str(run.metric(task, "unscored"))
             assert row["items"] == f"{LIMIT} of {run.results['n-samples'][task]['original']}"
             checked += 1
@@ -232,7 +266,7 @@ def test_newest_run_per_model_unless_all_runs(model_runs, tmp_path):
     assert len(every) == 4
     mine = {row_label: row for row_label, row in every.items() if row_label.startswith(f"{label} @ ")}
     assert sorted(row["lms ↑"].split(" ")[0] for row in mine.values()) == sorted(
-        ["12.5000", fmt(run.metric("stereoset_multi_en", "lms"))]
+        [expected_cell(results, "stereoset_multi_en", "lms").split(" ")[0] for results in (older, run.results)]
     )
 
 
@@ -248,8 +282,10 @@ def write_results(
     items: dict[str, tuple[int, int]] | None = None,
     date: float = 1.7e9,
     backend: str = "hf",
+    configs: dict[str, dict] | None = None,
 ) -> Path:
-    """A results file laid out as lm_eval writes one (``<dir>/<model>/results_<time>.json``, ``"N/A"`` stderrs)."""
+    """A results file laid out as lm_eval writes one (``<dir>/<model>/results_<time>.json``, ``"N/A"`` stderrs);
+    ``configs`` adds to a task's config (e.g. its ``dataset_kwargs``)."""
     results = {}
     for task, metrics in tasks.items():
         results[task] = {"alias": task, "name": task}
@@ -262,7 +298,9 @@ def write_results(
     data = {
         "results": results,
         "group_subtasks": {},
-        "configs": {task: {"task": task, "metadata": {"version": 2.0}} for task in tasks},
+        "configs": {
+            task: {"task": task, "metadata": {"version": 2.0}} | (configs or {}).get(task, {}) for task in tasks
+        },
         "versions": {task: 2.0 for task in tasks},
         "n-shot": dict.fromkeys(tasks, 0),
         "n-samples": n_samples,
@@ -301,11 +339,11 @@ def test_s_jsd_and_leakage_figures_when_their_metrics_are_present(tmp_path):
     write_html(report, tmp_path / "html")
     tables = parse_tables(render_markdown(report))
     row = tables["s_jsd_de"]["org/model-1"]
-    assert row["s_jsd (ideal 0)"] == "0.2000 [0.1800, 0.2200] Δ+0.2000", "S_JSD is signed: either side is a bias"
-    assert row["b_s_jsd (ideal 50)"] == "55.1000 [52.1000, 58.1000] Δ+5.1000"
-    assert row["cps (ideal 50)"] == "47.9000 [44.9000, 50.9000] Δ-2.1000"
+    assert row["s_jsd (ideal 0)"] == "0.200 [0.180, 0.220] Δ+0.200", "S_JSD is signed: either side is a bias"
+    assert row["b_s_jsd (ideal 50)"] == "55.1 [52.1, 58.1] Δ+5.1"
+    assert row["cps (ideal 50)"] == "47.9 [44.9, 50.9] Δ-2.1"
     assert tables["stereotype_leakage_de"]["org/model-2"]["count"] == "50"
-    assert tables["stereotype_leakage_de"]["org/model-2"]["n_leaks (ideal 0)"] == "1 Δ+1.0000", "no CI: declared"
+    assert tables["stereotype_leakage_de"]["org/model-2"]["n_leaks (ideal 0)"] == "1 Δ+1.00", "no CI: declared"
     assert "leak_coef_en" not in tables["stereotype_leakage_de"]["org/model-2"], "undirected in the declaration"
     page = PageParser.parse((tmp_path / "html" / "index.html").read_text())
     sizes = {src: (width, height) for src, width, height in page.images}
@@ -319,8 +357,8 @@ def test_stderr_is_shown_when_the_results_have_a_number(tmp_path):
     tasks = {"stereoset_multi_en": {**with_ci(60.0, 5, "lms"), "lms_stderr": 2.5, **with_ci(52.0, 5, "ss")}}
     write_results(tmp_path, "m", tasks)
     row = parse_tables(render_markdown(build_report([tmp_path])))["stereoset_multi_en"]["m"]
-    assert row["lms ↑"] == "60.0000 ± 2.5000 [55.0000, 65.0000]"
-    assert row["ss (ideal 50)"] == "52.0000 [47.0000, 57.0000] Δ+2.0000", "N/A stderr is left out"
+    assert row["lms ↑"] == "60.0 ± 2.5 [55.0, 65.0]"
+    assert row["ss (ideal 50)"] == "52.0 [47.0, 57.0] Δ+2.0", "N/A stderr is left out"
 
 
 #: warning kind -> (task, metrics that trigger it, metrics that do not, phrase of the message)
@@ -386,7 +424,7 @@ def test_each_warning_fires_when_it_should_and_only_then(tmp_path, case):
     kind = phrase.split(":")[0]
     assert [(f.model, f.task, f.kind) for f in report.warnings] == [("bad-model", task, kind)]
     assert f"- ⚠ bad-model: {phrase}" in markdown
-    assert "good-model: " not in markdown
+    assert "- ⚠ good-model" not in markdown and "good-model · " not in page
     assert f"bad-model · {task} · {phrase}" in PageParser.parse(page).warnings[0]
 
 
@@ -578,23 +616,28 @@ def test_languages_are_compared_on_parallel_items_with_their_flips(model_runs, r
     )
 
 
-def test_report_leads_with_the_summary(model_runs, markdown):
+def test_report_leads_with_the_reading_and_the_summary(model_runs, markdown):
     headings = [line for line in markdown.splitlines() if line.startswith("## ")]
-    assert headings[:4] == [
+    assert headings[:5] == [
+        "## Reading",
         "## Summary",
         "## Warnings",
         "## Model vs model (paired)",
         "## Language vs language (paired)",
     ]
-    assert headings[4] == "## Details" and headings[-1] == "## Provenance"
+    assert headings[5] == "## Details" and headings[-1] == "## Provenance"
     summary = parse_tables(markdown)["Summary"]
-    assert set(summary) == set(model_runs.labels)
     run, label = model_runs.runs[0], model_runs.labels[0]
-    assert summary[label]["stereoset_multi_de ss (ideal 50)"].startswith(fmt(run.metric("stereoset_multi_de", "ss")))
-    assert "Δ" in summary[label]["gest_en gs (ideal 1)"]
-    headers = set(summary[label])
-    assert not any(" q_" in header or "gs_t" in header for header in headers), "views stay in the details"
-    assert "stereoset_multi lms ↑" not in headers, "groups (no CI) stay in the details"
+    ss = summary["StereoSet de · SS (stereoset_multi_de)"]
+    assert set(ss) == {"headline (task)", "ideal", *model_runs.labels}, "three models: one column each"
+    assert ss["ideal"] == "50" and summary["StereoSet en · LMS (stereoset_multi_en)"]["ideal"] == "↑"
+    value = expected_cell(run.results, "stereoset_multi_de", "ss").split(" ")[0]
+    assert ss[label].startswith(value + " ["), "the value and its CI, three significant digits"
+    assert any(words in summary["GEST en · g_s (gest_en)"][label] for words in ("no detectable bias", "stereotyped"))
+    assert not any(" q_" in row or "g_s t" in row for row in summary), "views stay in the details"
+    assert not any("(stereoset_multi)" in row for row in summary), "groups (no CI) stay in the details"
+    reading = markdown.split("## Reading")[1].split("\n## ")[0]
+    assert f"- {label}: " in reading and "StereoSet: " in reading
     warnings = markdown.split("## Warnings")[1].split("\n## ")[0]
     limit_lines = [line for line in warnings.splitlines() if line.startswith("- ⚠ limit")]
     assert len(limit_lines) == 1 and "stereoset_multi_en" in limit_lines[0] and "gest_en" in limit_lines[0]
@@ -649,9 +692,10 @@ def test_summary_marks_significant_paired_differences(tmp_path):
     results_and_samples(tmp_path, "fair-too", [0] * 30 + [1] * 30)
     report = build_report([tmp_path])
     summary = parse_tables(render_markdown(report))["Summary"]
-    assert summary["biased"]["stereoset_multi_en ss (ideal 50)"].endswith(" >B >C")
-    assert summary["fair"]["stereoset_multi_en ss (ideal 50)"].endswith(" <A")
-    assert summary["fair"]["stereoset_multi_en lms ↑"] == "100.0000 [100.0000, 100.0000]", "equal LMS: no marker"
+    ss, lms = summary["StereoSet en · SS (stereoset_multi_en)"], summary["StereoSet en · LMS (stereoset_multi_en)"]
+    assert ss["biased"].startswith("90.0 [") and ss["biased"].endswith(": prefers stereotypes, +40.0 from 50 >B >C")
+    assert ss["fair"].endswith(" <A") and "no detectable bias with n = 60 (±" in ss["fair"]
+    assert lms["fair"] == "100 [100, 100]", "equal LMS: no marker, no verdict for a directed metric"
     (fair_pair,) = [r for r in report.paired.models if (r.a, r.b) == ("fair", "fair-too")]
     ss = next(c for c in fair_pair.comparisons if c.metric == "ss")
     assert (ss.difference, ss.discordant, ss.p) == (0.0, (30, 30), 1.0), "same SS, every item flipped"
@@ -779,7 +823,7 @@ def report_page(model_runs: ModelRuns, tmp_path_factory: pytest.TempPathFactory)
 def test_page_layout_summary_first_narrow_tables_collapsed_warnings(report_page):
     layout = LayoutParser()
     layout.feed(report_page.read_text())
-    assert layout.headings[0] == "Summary" and layout.headings[1] == "Warnings"
+    assert layout.headings[:3] == ["Reading", "Summary", "Warnings"]
     assert layout.headings.index("Details") > layout.headings.index("Figures") > layout.headings.index("Warnings")
     assert layout.columns and max(layout.columns) <= MAX_COLUMNS
     assert layout.warning_items > 0 and layout.warning_items_outside_details == 0

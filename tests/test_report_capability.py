@@ -23,6 +23,7 @@ from test_report import PageParser, expected_cell, fmt, png_size, report_cli
 from lm_eval_stereo.report import build_report, render_markdown, report_json
 from lm_eval_stereo.report.capability_figure import Z_95, capability_figures, panel_points
 from lm_eval_stereo.report.figures import WIDTH_PX, dot_plot_height
+from lm_eval_stereo.report.model_names import model_name
 from lm_eval_stereo.report.runs import load_run
 
 LIMIT = 3
@@ -56,7 +57,7 @@ def runs(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[P
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         done = list(pool.map(evaluate, range(2)))
-    return root, done, [str(model) for model in models]
+    return root, done, [model_name(str(model)) for model in models]
 
 
 def capability_cell(results: dict, task: str, name: str) -> str:

@@ -11,13 +11,18 @@ class DataUnavailableError(DataError):
     """A source file is neither in the offline mirror nor in the cache and cannot be downloaded."""
 
 
-class ChecksumError(DataError):
-    """A file's sha256 differs from the pinned one; the file is never used."""
+class NoNetworkError(DataUnavailableError):
+    """Nothing can be downloaded here (downloads forbidden, or the host does not answer): every other download would
+    fail the same way."""
 
-    def __init__(self, where: str, expected: str, actual: str) -> None:
+
+class ChecksumError(DataError):
+    """A file's digest (sha256, or git blob id) differs from the pinned one; the file is never used."""
+
+    def __init__(self, where: str, expected: str, actual: str, kind: str = "sha256") -> None:
         self.where, self.expected, self.actual = where, expected, actual
         super().__init__(
-            f"checksum mismatch for {where}: expected sha256 {expected}, got {actual}. "
+            f"checksum mismatch for {where}: expected {kind} {expected}, got {actual}. "
             "The file was not used. If it comes from LM_EVAL_STEREO_DATA_DIR, replace it with the upstream "
             "file at the pinned commit; if it was downloaded, delete the cache entry and retry."
         )

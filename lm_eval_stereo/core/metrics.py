@@ -29,12 +29,23 @@ CI_SUFFIXES = ("ci_low", "ci_high")
 
 
 @dataclass(frozen=True)
+class Beside:
+    """A figure the report shows next to a headline, computed from the task's results: ``compute(values, config)``
+    gets the task's metric values and its config from the results file (None when the figure does not apply)."""
+
+    label: str
+    compute: Callable[[Mapping[str, Any], Mapping[str, Any]], float | None]
+
+
+@dataclass(frozen=True)
 class Metric:
     """One metric: ``direction`` is "higher"/"lower" (is better), "ideal" (``ideal`` in the middle, e.g. SS = 50),
     "count" (bookkeeping: items, ties, undetermined outputs) or "info" (a string such as the normalisation used).
     ``detail`` marks a view of a headline (one template, one stereotype) that reports show with the benchmark's
-    details, not in their summary. ``bounds`` is the range ``(low, high)`` the metric can take (``math.inf`` for an
-    open end), None where it is not declared; exports (Every Eval Ever ``min_score``/``max_score``) read it."""
+    details, not in their summary. ``label`` names the metric for a person ("SS"), ``above``/``below`` say what a
+    value whose CI lies above/below the ideal means ("prefers stereotypes"); ``beside`` is a figure the report shows
+    next to it. ``bounds`` is the range ``(low, high)`` the metric can take (``math.inf`` for an open end), None where
+    it is not declared; exports (Every Eval Ever ``min_score``/``max_score``) read it."""
 
     name: str
     direction: Direction
@@ -42,6 +53,10 @@ class Metric:
     ci: bool = False
     description: str = ""
     detail: bool = False
+    label: str = ""
+    above: str = ""
+    below: str = ""
+    beside: Beside | None = None
     bounds: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
@@ -52,6 +67,15 @@ class Metric:
             inside = self.ideal is None or low <= self.ideal <= high
             if not low < high or not inside:
                 raise ValueError(f"metric {self.name}: bounds {self.bounds} must be increasing and hold the ideal")
+
+    @property
+    def title(self) -> str:
+        """The metric's name for a person (its ``label``, else its name)."""
+        return self.label or self.name
+
+    def reading(self, side: Literal["above", "below"]) -> str:
+        """What a CI entirely above or below the ideal means (the declared wording, else "above/below the ideal")."""
+        return (self.above if side == "above" else self.below) or f"{side} the ideal"
 
     @property
     def higher_is_better(self) -> bool | None:
@@ -75,23 +99,19 @@ RATIO: Bounds = (0.0, math.inf)
 REAL: Bounds = (-math.inf, math.inf)
 
 
-def higher(name: str, description: str = "", ci: bool = False, bounds: Bounds | None = None) -> Metric:
-    return Metric(name, "higher", ci=ci, description=description, bounds=bounds)
+def higher(name: str, description: str = "", ci: bool = False, **reading: Any) -> Metric:
+    return Metric(name, "higher", ci=ci, description=description, **reading)
 
 
-def lower(name: str, description: str = "", ci: bool = False, bounds: Bounds | None = None) -> Metric:
-    return Metric(name, "lower", ci=ci, description=description, bounds=bounds)
+def lower(name: str, description: str = "", ci: bool = False, **reading: Any) -> Metric:
+    return Metric(name, "lower", ci=ci, description=description, **reading)
 
 
 def ideal(
-    name: str,
-    value: float,
-    description: str = "",
-    ci: bool = False,
-    detail: bool = False,
-    bounds: Bounds | None = None,
+    name: str, value: float, description: str = "", ci: bool = False, detail: bool = False, **reading: Any
 ) -> Metric:
-    return Metric(name, "ideal", ideal=value, ci=ci, description=description, detail=detail, bounds=bounds)
+    """A metric best at ``value``; ``reading``: ``label``, ``above``, ``below``, ``bounds`` (see :class:`Metric`)."""
+    return Metric(name, "ideal", ideal=value, ci=ci, description=description, detail=detail, **reading)
 
 
 def count(name: str, description: str = "") -> Metric:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
@@ -9,19 +10,19 @@ from lm_eval_stereo.core.bootstrap import DEFAULT_SEED
 from lm_eval_stereo.report.capability import hidden_tasks
 from lm_eval_stereo.report.checks import check
 from lm_eval_stereo.report.comparisons import paired_comparisons
+from lm_eval_stereo.report.labels import model_labels
 from lm_eval_stereo.report.model import Cell, Report, Row
 from lm_eval_stereo.report.paired import PERMUTATIONS
 from lm_eval_stereo.report.runs import Finding, Run, load_runs
 
 
-def _labels(runs: list[Run], all_runs: bool) -> dict[str, str]:
-    """A unique row label per row key: the ``pretrained`` argument, the whole identity only where two models share
-    it, and with ``all_runs`` the run's date and file."""
-    identities = {run.identity: run.model_args.get("pretrained") or run.identity for run in runs}
-    shared = {short for short in identities.values() if list(identities.values()).count(short) > 1}
+def _labels(runs: list[Run], all_runs: bool, overrides: Mapping[str, str] | None) -> dict[str, str]:
+    """A unique row label per row key: the model's name (:func:`~lm_eval_stereo.report.labels.model_labels`), with
+    ``all_runs`` followed by the run's date and file."""
+    names = model_labels(runs, overrides)
     labels = {}
     for run in runs:
-        label = run.identity if identities[run.identity] in shared else identities[run.identity]
+        label = names[run.identity]
         if all_runs:
             label += f" @ {datetime.fromtimestamp(run.date):%Y-%m-%d %H:%M:%S} ({run.path.name})"
         labels[_row_key(run, all_runs)] = label
@@ -39,18 +40,20 @@ def build_report(
     paired: bool = True,
     seed: int = DEFAULT_SEED,
     permutations: int = PERMUTATIONS,
+    labels: Mapping[str, str] | None = None,
 ) -> Report:
     """Collect the runs below ``paths`` and pick, per model and task, the newest run (every run with ``all_runs``);
     with ``paired``, compare models and languages on their matched items (runs logged with ``--log_samples``).
-    The members of lm_eval's own groups (``mmlu_stem``, ...) are left to their group."""
+    The members of lm_eval's own groups (``mmlu_stem``, ...) are left to their group; ``labels`` names models by
+    their ``pretrained`` argument (``--label``)."""
     runs, skipped = load_runs(paths)
     runs.sort(key=lambda run: (run.date, str(run.path)))
-    labels = _labels(runs, all_runs)
+    row_labels = _labels(runs, all_runs, labels)
     rows: dict[str, Row] = {}
     cells: dict[tuple[str, str], Cell] = {}
     for run in runs:  # oldest first: a newer run replaces an older one's cells
         key = _row_key(run, all_runs)
-        row = rows.setdefault(key, Row(key, labels[key], run.model, run.model_args))
+        row = rows.setdefault(key, Row(key, row_labels[key], run.model, run.model_args))
         hidden = hidden_tasks(run)
         for task in (task for task in run.tasks if task not in hidden):
             cells[(task, key)] = Cell(task, row, run)

@@ -1,8 +1,8 @@
 """Tables of lm_eval's own tasks next to the bias benchmarks: one per task or group of lm_eval's, and a summary with
 one row per model giving each bias benchmark's headline beside each capability metric.
 
-A bias benchmark's headline is the first of :data:`BIAS_HEADLINES` among its headline metrics (else its first
-headline); the benchmarks shown are those run on their own or as the outermost of the plugin's groups in some run
+A bias benchmark's headline is the first of its headline metrics whose declared ideal lies in the middle of its
+range (StereoSet SS, GEST g_s, a bias score, S_JSD, ...; else its first headline); the benchmarks shown are those run on their own or as the outermost of the plugin's groups in some run
 (``stereoset_multi``, not its languages, when the group was run). Tables are returned as headers and rows of text.
 """
 
@@ -11,10 +11,6 @@ from __future__ import annotations
 from lm_eval_stereo.report.formatting import format_estimate, format_value, metric_header
 from lm_eval_stereo.report.ideals import Ideal
 from lm_eval_stereo.report.model import Cell, Estimate, Report
-
-#: each benchmark's headline metric, in order of preference: StereoSet SS, GEST g_s, GerBBQ+ bias, SexistStatements,
-#: personas, GEST MT, S_JSD, stereotype leakage
-BIAS_HEADLINES = ("ss", "gs", "bias", "combined_sexism", "stereo_accuracy", "female_share", "f_s", "s_jsd", "n_leaks")
 
 CAPABILITY_INTRO = (
     "Metrics of lm_eval's own tasks found in the same results files: value ± lm_eval's stderr (lm_eval gives no "
@@ -103,9 +99,11 @@ def top_bias_tasks(report: Report) -> list[str]:
 
 
 def bias_headline(report: Report, task: str) -> str | None:
-    """A bias benchmark's headline metric: the first of :data:`BIAS_HEADLINES` it has, else its first headline."""
+    """A bias benchmark's headline metric: its first headline declared with an ideal in the middle of the range (the
+    bias itself, not the language modelling or accuracy beside it), else its first headline."""
     names = list(dict.fromkeys(name for cell in report.task_cells(task) for name in cell.headlines))
-    return next((name for name in BIAS_HEADLINES if name in names), names[0] if names else None)
+    biased = (name for name in names if (ideal := report.ideal(task, name)) and ideal.direction == "target")
+    return next(biased, names[0] if names else None)
 
 
 def summary_table(report: Report) -> Columns | None:

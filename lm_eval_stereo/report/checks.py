@@ -1,7 +1,7 @@
 """Warnings where a headline number would mislead, with the thresholds the README states.
 
 Each check reads one task's cell (groups are left to their members, which carry the same items) and says what the
-headline hides: outputs that could not be scored, ties booked as anti-stereotypical, NaN values, a translation
+headline hides (and, in a few words, the caveat shown next to the headlines it qualifies): outputs that could not be scored, ties booked as anti-stereotypical, NaN values, a translation
 detector that found too little, a leakage regression that did not converge, or a ``--limit`` run scored on part of the
 benchmark.
 """
@@ -39,42 +39,45 @@ _UNPARSEABLE = {
 }
 
 
-def _share_warnings(cell: Cell) -> list[tuple[str, str]]:
+@dataclass(frozen=True)
+class Issue:
+    """What one check found in a cell: the warning's ``kind``, its ``message``, the short ``caveat`` shown next to
+    the headlines and the headlines it concerns (``metrics``; empty: all of them)."""
+
+    kind: str
+    message: str
+    caveat: str
+    metrics: tuple[str, ...] = ()
+
+
+def _share_warnings(cell: Cell) -> list[Issue]:
     found = []
     for name, meaning in _UNPARSEABLE.items():
         share = cell.counts.get(name)
         if share is not None and share > UNPARSEABLE_MAX_SHARE:
-            found.append(
-                (
-                    "unparseable",
-                    f"{name} {share:.1%} > {UNPARSEABLE_MAX_SHARE:.0%}: {meaning}",
-                )
-            )
+            message = f"{name} {share:.1%} > {UNPARSEABLE_MAX_SHARE:.0%}: {meaning}"
+            found.append(Issue("unparseable", message, f"{name.removesuffix('_share')} {share:.0%}"))
     unmatched, generations = cell.values.get("unmatched"), cell.values.get("generations")
     if is_number(unmatched) and is_number(generations) and generations > 0:
         share = unmatched / generations
         if share > UNPARSEABLE_MAX_SHARE:
-            found.append(
-                (
-                    "unparseable",
-                    f"unmatched {format_value(unmatched)} of {format_value(generations)} generations ({share:.1%} > "
-                    f"{UNPARSEABLE_MAX_SHARE:.0%}): outputs naming neither offered trait count for none, so the "
-                    "associations rest on the others",
-                )
+            message = (
+                f"unmatched {format_value(unmatched)} of {format_value(generations)} generations ({share:.1%} > "
+                f"{UNPARSEABLE_MAX_SHARE:.0%}): outputs naming neither offered trait count for none, so the "
+                "associations rest on the others"
             )
+            found.append(Issue("unparseable", message, f"unmatched {share:.0%}"))
     yield_ = cell.counts.get("detection_yield")
     if yield_ is not None and yield_ < DETECTION_YIELD_MIN:
-        found.append(
-            (
-                "low detection yield",
-                f"detection_yield {yield_:.1%} < {DETECTION_YIELD_MIN:.0%}: f_s/f_m rest on the few translations "
-                "whose gender was detected",
-            )
+        message = (
+            f"detection_yield {yield_:.1%} < {DETECTION_YIELD_MIN:.0%}: f_s/f_m rest on the few translations "
+            "whose gender was detected"
         )
+        found.append(Issue("low detection yield", message, f"gender detected in {yield_:.0%}"))
     return found
 
 
-def _tie_warnings(cell: Cell) -> list[tuple[str, str]]:
+def _tie_warnings(cell: Cell) -> list[Issue]:
     ties, count = cell.counts.get("ties"), cell.counts.get("count")
     if not ties or not count or ties / count <= TIES_MAX_SHARE:
         return []
@@ -82,34 +85,36 @@ def _tie_warnings(cell: Cell) -> list[tuple[str, str]]:
         f"{format_value(ties)} of {format_value(count)} items tied ({ties / count:.1%} > {TIES_MAX_SHARE:.0%}); "
         "ties count as anti-stereotypical and pull SS towards 0"
     )
-    return [("ties", message)]
+    return [Issue("ties", message, f"ties {ties / count:.1%}")]
 
 
 def _numbers(estimate: Estimate) -> tuple:
     return estimate.value, estimate.low, estimate.high
 
 
-def _unscored_warnings(cell: Cell) -> list[tuple[str, str]]:
+def _unscored_warnings(cell: Cell) -> list[Issue]:
     found = []
     for name in ("unscored", "nan_pairs"):
         value = cell.counts.get(name)
         if value is not None and value > UNSCORED_MAX:
-            found.append(("unscored", f"{name} = {format_value(value)}: items with a non-finite score were left out"))
+            message = f"{name} = {format_value(value)}: items with a non-finite score were left out"
+            found.append(Issue("unscored", message, f"{format_value(value)} {name.replace('_', ' ')}"))
     nan = [name for name in cell.headlines if any(map(is_nan, _numbers(cell.estimate(name))))]
-    nan += [name for name, value in cell.counts.items() if math.isnan(value)]
-    if nan:
-        found.append(("NaN", f"NaN in {', '.join(nan)} (no items to compute them from)"))
+    counts = [name for name, value in cell.counts.items() if math.isnan(value)]
+    if nan or counts:
+        message = f"NaN in {', '.join(nan + counts)} (no items to compute them from)"
+        found.append(Issue("NaN", message, "NaN: no items", tuple(nan) if nan else ()))
     return found
 
 
-def _fit_warnings(cell: Cell) -> list[tuple[str, str]]:
+def _fit_warnings(cell: Cell) -> list[Issue]:
     if cell.values.get("fit_converged") != 0:
         return []
     message = "fit_converged = 0: the leakage regression did not converge, so n_leaks and leak_coef/leak_p mean little"
-    return [("no fit", message)]
+    return [Issue("no fit", message, "regression did not converge")]
 
 
-def _limit_warnings(cell: Cell) -> list[tuple[str, str]]:
+def _limit_warnings(cell: Cell) -> list[Issue]:
     limit = cell.run.limit
     items = cell.items
     partial = items is not None and items[0] < items[1]
@@ -117,7 +122,7 @@ def _limit_warnings(cell: Cell) -> list[tuple[str, str]]:
         return []
     scored = f"{items[0]} of {items[1]} items" if items else "part of the items"
     option = f" (--limit {limit})" if limit is not None else ""
-    return [("limit", f"scored on {scored}{option}: not the benchmark's full figure")]
+    return [Issue("limit", f"scored on {scored}{option}: not the benchmark's full figure", scored)]
 
 
 CHECKS = (_share_warnings, _tie_warnings, _unscored_warnings, _fit_warnings, _limit_warnings)
@@ -128,7 +133,11 @@ def check_cell(cell: Cell) -> list[Finding]:
     groups are checked as a whole, their members are not shown)."""
     if cell.members and not cell.lm_eval_task:
         return []
-    return [Finding(cell.row.label, cell.task, kind, message) for check in CHECKS for kind, message in check(cell)]
+    return [
+        Finding(cell.row.label, cell.task, issue.kind, issue.message, issue.caveat, issue.metrics)
+        for check in CHECKS
+        for issue in check(cell)
+    ]
 
 
 #: what each kind of warning means, for the grouped list after the summary

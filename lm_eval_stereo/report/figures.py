@@ -40,7 +40,8 @@ LEAK_PREFIX = "leak_coef_"
 
 @dataclass(frozen=True)
 class Figure:
-    """A PNG written beside ``index.html``: file name, title, the "how to read this" line and its pixel size."""
+    """A PNG written beside ``index.html``: file name, title, the "how to read this" line and its pixel size; without
+    a file, a figure with nothing worth drawing, ``how_to_read`` saying why."""
 
     file: str
     title: str
@@ -255,9 +256,9 @@ def _dot_plot(report: Report, cells: list[Cell], metrics: list[str], title: str)
     figure.suptitle(title, fontsize=10)
     rows = list(dict.fromkeys(cell.row.key for cell in cells))
     for ax, metric in zip(axes, metrics):
-        tasks = list(dict.fromkeys(cell.task for cell in cells if metric in cell.values))
+        tasks = list(dict.fromkeys(cell.task for cell in cells if drawable(cell, metric)))
         for cell in cells:
-            if metric not in cell.values:
+            if not drawable(cell, metric):
                 continue
             offset = (rows.index(cell.row.key) - (len(rows) - 1) / 2) * 0.6 / len(rows)
             estimate = cell.estimate(metric)
@@ -279,13 +280,31 @@ def _how_to_read(cells: list[Cell], metrics: list[str]) -> str:
     return f"One point per model and task with its 95% CI; a dashed line marks an ideal in the middle. {ideals}."
 
 
+def drawable(cell: Cell, metric: str) -> bool:
+    """Whether a cell's ``metric`` is a point worth drawing: a finite value that does not rest on zero detected items
+    (a GEST MT task whose translations' gender was never detected)."""
+    return math.isfinite(_number(cell.values.get(metric))) and cell.counts.get("detection_yield") != 0
+
+
+def not_drawn(cells: list[Cell], metrics: Iterable[str]) -> str:
+    """One line naming the values left out of a figure ("" when none was)."""
+    left = [f"{cell.task} {name} ({cell.row.label})" for name in metrics for cell in cells
+            if name in cell.values and not drawable(cell, name)]  # fmt: skip
+    return f"Not drawn, being NaN or resting on zero detected items: {', '.join(left)}." if left else ""
+
+
 def dot_plot_figure(report: Report, cells: list[Cell], spec: FigureSpec, directory: Path) -> list[Figure]:
-    """A dot plot of the declared metrics present in the cells (the German tasks, GEST MT, S_JSD)."""
-    metrics = [name for name in spec.metrics if any(name in cell.values for cell in cells)]
+    """A dot plot of the declared metrics present in the cells (the German tasks, GEST MT, S_JSD); a panel only for
+    a metric with a value worth drawing (:func:`drawable`), one line naming the values left out."""
+    declared = [name for name in spec.metrics if any(name in cell.values for cell in cells)]
+    metrics = [name for name in declared if any(drawable(cell, name) for cell in cells)]
+    why = not_drawn(cells, declared)
     if not metrics:
-        return []
+        return [Figure("", spec.title, why, 0, 0)] if why else []
     figure = _dot_plot(report, cells, metrics, spec.title)
-    return [_save(figure, directory, spec.file, spec.title, _how_to_read(cells, metrics))]
+    return [
+        _save(figure, directory, spec.file, spec.title, " ".join(filter(None, (_how_to_read(cells, metrics), why))))
+    ]
 
 
 # --- stereotype leakage ----------------------------------------------------------------------------------------------

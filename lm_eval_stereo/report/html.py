@@ -1,7 +1,7 @@
 """The report as one HTML page (``index.html``) with its PNG figures beside it, leading with the answer.
 
-The page opens with the summary (one row per model, one column per benchmark headline, significant paired
-differences marked), then the warnings grouped by kind and collapsed, the paired comparisons (collapsed), the
+The page opens with the reading (a sentence per model and benchmark) and the summary (benchmark headlines by model,
+verdicts, significant paired differences and caveats marked), then the warnings grouped by kind and collapsed, the paired comparisons (collapsed), the
 figures, per task its tables and warnings, and the provenance of every number. No table is wider than
 :data:`~lm_eval_stereo.report.tables.MAX_COLUMNS` columns and long cells wrap, so the page fits a laptop screen.
 """
@@ -15,14 +15,16 @@ from lm_eval_stereo.report import capability_tables as capability
 from lm_eval_stereo.report.capability_figure import capability_figures
 from lm_eval_stereo.report.checks import group_warnings
 from lm_eval_stereo.report.figures import Figure, draw_figures
-from lm_eval_stereo.report.markdown import LEGEND, SUMMARY_LEGEND, models_line, paired_status
+from lm_eval_stereo.report.markdown import LEGEND, READING_LEGEND, SUMMARY_LEGEND, models_line, paired_status
 from lm_eval_stereo.report.model import Report
 from lm_eval_stereo.report.paired import PairedResult
+from lm_eval_stereo.report.reading import reading_lines
 from lm_eval_stereo.report.runs import Finding
 from lm_eval_stereo.report.tables import (
     LANGUAGE_LEGEND,
     PAIRED_LEGEND,
     Table,
+    footnotes,
     language_comparison_tables,
     model_comparison_tables,
     provenance_tables,
@@ -44,6 +46,7 @@ figcaption { font-size: 0.9em; max-width: 900px; }
 details { margin: 0.5em 0; }
 summary { cursor: pointer; }
 .warn { color: #8a4b00; }
+p.note { font-size: 0.85em; margin: 0.2em 0; }
 .scroll { overflow-x: auto; }
 """
 
@@ -56,6 +59,8 @@ def _table(table: Table) -> str:
 
 
 def _figure(figure: Figure) -> str:
+    if not figure.file:
+        return f"<p><strong>{escape(figure.title)}:</strong> no figure. {escape(figure.how_to_read)}</p>"
     return (
         f'<figure><img src="{escape(figure.file)}" alt="{escape(figure.title)}" '
         f'width="{figure.width}" height="{figure.height}">'
@@ -124,11 +129,18 @@ def render_html(report: Report, figures: list[Figure]) -> str:
         "<h1>Bias report</h1>",
         f"<p>{len(report.rows)} model(s), {len(report.tasks)} task(s) and group(s), "
         f"{len(report.runs)} results file(s).</p>",
+    ]
+    if reading := reading_lines(report):
+        parts += ["<h2>Reading</h2>", f"<p>{escape(READING_LEGEND)}</p>"]
+        parts += [f'<p class="reading">{escape(line)}</p>' for line in reading]
+    parts += [
         "<h2>Summary</h2>",
         f"<p>{escape(SUMMARY_LEGEND)} {escape(models_line(report))}</p>",
         *map(_table, summary_tables(report)),
-        *(f"<p>{escape(line)}</p>" for line in paired_status(report)),
     ]
+    if notes := footnotes(report):
+        parts += [f'<p class="note">{escape(note)}</p>' for note in notes]
+    parts += [f"<p>{escape(line)}</p>" for line in paired_status(report)]
     if report.warnings:
         parts += ["<h2>Warnings</h2>", *_grouped_warnings(report)]
     if summary := capability.summary_table(report):
@@ -158,9 +170,11 @@ def render_html(report: Report, figures: list[Figure]) -> str:
 
 
 def write_html(report: Report, directory: str | Path) -> Path:
-    """Write ``index.html`` and its figures into ``directory``; returns the page's path."""
+    """Write ``index.html`` and its figures into ``directory``; returns the page's path. The page is written to
+    ``.index.html.part`` and renamed, so a run killed while writing leaves the previous page whole."""
     directory = Path(directory)
     figures = draw_figures(report, directory) + capability_figures(report, directory)
-    page = directory / "index.html"
-    page.write_text(render_html(report, figures), encoding="utf-8")
+    page, part = directory / "index.html", directory / ".index.html.part"
+    part.write_text(render_html(report, figures), encoding="utf-8")
+    part.replace(page)
     return page

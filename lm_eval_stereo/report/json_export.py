@@ -1,5 +1,7 @@
 """The report as plain data (``lm-eval-stereo report --json``): NaN and infinities as null; ``lm_eval_tasks`` lists
-the tasks and groups of lm_eval's own (capability) among ``tasks``, their directions from ``higher_is_better``."""
+the tasks and groups of lm_eval's own (capability) among ``tasks``, their directions from ``higher_is_better``. Every
+metric carries its ``verdict`` against a middle ideal (``above``/``below``/``consistent``, null for directed metrics
+and those without a CI), the short ``caveats`` of the warnings that qualify it and the figure shown ``beside`` it."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from lm_eval_stereo.report.checks import group_warnings
 from lm_eval_stereo.report.model import Report
 from lm_eval_stereo.report.paired import ALPHA, MCNEMAR, SIGN_FLIP, STOP_AFTER, PairedResult
 from lm_eval_stereo.report.tables import summary_columns
+from lm_eval_stereo.report.verdicts import cell_verdict
 
 
 def _finite(value: Any) -> Any:
@@ -75,7 +78,7 @@ def report_json(report: Report) -> dict[str, Any]:
         for cell in report.task_cells(task):
             metrics = {}
             for name in cell.headlines:
-                estimate, ideal = cell.estimate(name), cell.ideal(name)
+                estimate, ideal, beside = cell.estimate(name), cell.ideal(name), cell.beside(name)
                 metrics[name] = {
                     "value": _finite(estimate.value),
                     "ci_low": _finite(estimate.low),
@@ -83,6 +86,9 @@ def report_json(report: Report) -> dict[str, Any]:
                     "stderr": _finite(estimate.stderr),
                     "ideal": ideal.value if ideal else None,
                     "direction": ideal.direction if ideal else None,
+                    "verdict": cell_verdict(cell, name),
+                    "caveats": [finding.caveat for finding in report.caveats(cell, name)],
+                    "beside": None if beside is None else {"label": beside[0], "value": beside[1]},
                 }
             items = cell.items
             tasks[task][cell.row.label] = {

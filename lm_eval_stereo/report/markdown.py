@@ -1,4 +1,4 @@
-"""The report as markdown, leading with the answer: summary, grouped warnings, paired comparisons, then per task
+"""The report as markdown, leading with the answer: the reading (a sentence per model and benchmark), summary, grouped warnings, paired comparisons, then per task
 its tables and warnings, and the provenance of every number."""
 
 from __future__ import annotations
@@ -6,10 +6,12 @@ from __future__ import annotations
 from lm_eval_stereo.report import capability_tables as capability
 from lm_eval_stereo.report.checks import group_warnings
 from lm_eval_stereo.report.model import Report
+from lm_eval_stereo.report.reading import reading_lines
 from lm_eval_stereo.report.tables import (
     LANGUAGE_LEGEND,
     PAIRED_LEGEND,
     Table,
+    footnotes,
     language_comparison_tables,
     model_comparison_tables,
     model_letters,
@@ -27,8 +29,13 @@ LEGEND = (
     '("of N" when fewer than the full set).'
 )
 SUMMARY_LEGEND = (
-    "One row per model, one column per benchmark headline: value [95% CI] and Δ to a middle ideal; "
-    ">B / <B: higher / lower than model B with a Holm-adjusted paired p < 0.05 (see the paired comparisons)."
+    "Each benchmark headline: value [95% CI]; where the ideal lies in the middle of the range, whether the CI lies "
+    "above it, below it or around it (no detectable bias, ± the CI's half-width), else Δ to the ideal; "
+    ">B / <B: higher / lower than model B with a Holm-adjusted paired p < 0.05 (see the paired comparisons); "
+    "†n: a caveat, in the footnotes below the table."
+)
+READING_LEGEND = (
+    "Per model, each headline whose ideal lies in the middle of its range against that ideal, from its 95% CI."
 )
 
 
@@ -103,13 +110,12 @@ def render_markdown(report: Report) -> str:
         "",
         f"{len(report.rows)} model(s), {len(report.tasks)} task(s) and group(s), {len(report.runs)} results file(s).",
         "",
-        "## Summary",
-        "",
-        SUMMARY_LEGEND,
-        models_line(report),
-        "",
-        *_tables(summary_tables(report)),
     ]
+    if reading := reading_lines(report):
+        lines += ["## Reading", "", READING_LEGEND, "", *(f"- {line}" for line in reading), ""]
+    lines += ["## Summary", "", SUMMARY_LEGEND, models_line(report), "", *_tables(summary_tables(report))]
+    if notes := footnotes(report):
+        lines += ["", *(f"- {note}" for note in notes)]
     status = paired_status(report)
     if status:
         lines += ["", *(f"- {line}" for line in status)]

@@ -85,6 +85,16 @@ class Cell:
         """Whether the benchmark declares ``name`` a view of a headline (shown in the details, not the summary)."""
         return self.declaration is not None and self.declaration.is_detail(name)
 
+    def beside(self, name: str) -> tuple[str, float] | None:
+        """The figure the declaration shows next to metric ``name`` (label, value), None where there is none (GerBBQ+
+        accuracy: the accuracy over determinate answers)."""
+        metric = self.declaration.metric(name) if self.declaration else None
+        if metric is None or metric.name != name or metric.beside is None:
+            return None
+        config = (self.run.data.get("configs") or {}).get(self.task) or {}
+        value = metric.beside.compute(self.values, config)
+        return None if value is None or not math.isfinite(value) else (metric.beside.label, value)
+
     def estimate(self, name: str) -> Estimate:
         """Value, CI and stderr of one metric (a group has no CI: a mean of interval bounds is not an interval)."""
         low, high = self.values.get(f"{name}_ci_low"), self.values.get(f"{name}_ci_high")
@@ -166,3 +176,7 @@ class Report:
     def is_detail(self, task: str, name: str) -> bool:
         """Whether ``name`` of ``task`` is a declared view of a headline."""
         return any(cell.is_detail(name) for cell in self.task_cells(task))
+
+    def caveats(self, cell: Cell, name: str) -> list[Finding]:
+        """The warnings that qualify metric ``name`` of a cell (:attr:`Finding.caveat`)."""
+        return [finding for finding in self.warnings if finding.qualifies(cell.task, cell.row.label, name)]

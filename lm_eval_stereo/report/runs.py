@@ -28,12 +28,19 @@ class ReportError(Exception):
 
 @dataclass(frozen=True)
 class Finding:
-    """A warning: ``model`` and ``task`` it concerns (empty for file-level ones), its ``kind`` and message."""
+    """A warning: ``model`` and ``task`` it concerns (empty for file-level ones), its ``kind`` and message; ``caveat``
+    says it in a few words next to the headlines it qualifies (``metrics``; empty: every headline of the task)."""
 
     model: str
     task: str
     kind: str
     message: str
+    caveat: str = ""
+    metrics: tuple[str, ...] = ()
+
+    def qualifies(self, task: str, model: str, metric: str) -> bool:
+        """Whether this warning qualifies ``metric`` of ``task`` for the model labelled ``model``."""
+        return bool(self.caveat) and (self.task, self.model) == (task, model) and metric in (self.metrics or (metric,))
 
 
 def parse_model_args(model_args: Any) -> dict[str, str]:

@@ -1,8 +1,10 @@
 """The report's tables, shared by the markdown and the HTML page, none wider than :data:`MAX_COLUMNS`.
 
-- the summary: one row per model, one column per benchmark headline (a task's headline metrics that no benchmark
-  declares a ``detail`` view), each value with its 95% CI, its distance Δ to a middle ideal and the models it differs
-  from significantly (``>B``: higher than model B, ``<B``: lower; Holm-adjusted paired p < 0.05);
+- the summary: with up to four models one row per benchmark headline (a task's headline metrics that no benchmark
+  declares a ``detail`` view) and one column per model, with more one row per model; each value with its 95% CI,
+  its verdict against a middle ideal in the metric's words (:mod:`lm_eval_stereo.report.verdicts`), the models it
+  differs from significantly (``>B``: higher than model B, ``<B``: lower; Holm-adjusted paired p < 0.05) and a
+  footnote mark per warning that qualifies it;
 - per task: its headline metrics (views included) and bookkeeping counts, one row per model;
 - the paired comparisons: model against model, language against language within a model;
 - the provenance of every number.
@@ -19,11 +21,16 @@ from dataclasses import dataclass
 
 from lm_eval_stereo.core.metrics import BOOKKEEPING
 from lm_eval_stereo.report.formatting import format_estimate, format_value, metric_header
-from lm_eval_stereo.report.model import Report, Row
+from lm_eval_stereo.report.model import Cell, Report, Row
 from lm_eval_stereo.report.paired import ALPHA, MCNEMAR, STOP_AFTER, Comparison, PairedResult
+from lm_eval_stereo.report.runs import Finding
+from lm_eval_stereo.report.titles import headline_title
+from lm_eval_stereo.report.verdicts import describe
 
 #: the most columns a table has (the row label included), so that a page fits a laptop screen
 MAX_COLUMNS = 8
+#: with up to this many models the summary has one row per headline and one column per model
+TRANSPOSE_MAX_MODELS = 4
 
 
 @dataclass(frozen=True)
@@ -94,23 +101,75 @@ def _markers(report: Report, row: Row, task: str, metric: str, letters: dict[str
     return " ".join(f"{'>' if c.difference > 0 else '<'}{letters[other]}" for other, c in found)
 
 
+def caveat_notes(report: Report) -> dict[Finding, int]:
+    """A footnote number per warning that qualifies a summary value, in the order the summary shows them."""
+    notes: dict[Finding, int] = {}
+    for task, name in summary_columns(report):
+        for cell in report.task_cells(task):
+            for finding in report.caveats(cell, name):
+                notes.setdefault(finding, len(notes) + 1)
+    return notes
+
+
+def footnotes(report: Report) -> list[str]:
+    """One line per footnote of the summary: its number, the model and task, the caveat and the whole warning."""
+    return [
+        f"†{number} {finding.model} · {finding.task}: {finding.caveat} ({finding.kind}: {finding.message})"
+        for finding, number in caveat_notes(report).items()
+    ]
+
+
+def summary_text(report: Report, cell: Cell, name: str, letters: dict[str, str], notes: dict[Finding, int]) -> str:
+    """A summary value: estimate [CI], the figure shown beside it, the verdict in the metric's words (Δ to a middle
+    ideal where there is no verdict), the significant paired differences and the caveats' footnote marks."""
+    words = describe(cell, name)
+    text = format_estimate(cell.estimate(name), None if words else cell.ideal(name), stderr=False)
+    if beside := cell.beside(name):
+        text += f"; {format_value(beside[1])} {beside[0]}"
+    if words:
+        text += f": {words}"
+    marks = [_markers(report, cell.row, cell.task, name, letters)]
+    marks += [f"†{notes[finding]}" for finding in report.caveats(cell, name) if finding in notes]
+    return " ".join([text, *filter(None, marks)])
+
+
+def ideal_text(report: Report, task: str, name: str) -> str:
+    """The ideal of a summary headline: ↑/↓ for an end of the range, the value for a middle ideal."""
+    ideal = report.ideal(task, name)
+    if ideal is None:
+        return ""
+    return ideal.arrow or f"{ideal.value:g}"
+
+
+def headline_header(report: Report, task: str, name: str) -> str:
+    """ "StereoSet de · SS (stereoset_multi_de)": the headline for a person with its task id."""
+    return f"{headline_title(report.task_cells(task)[0], name)} ({task})"
+
+
 def summary_tables(report: Report) -> list[Table]:
-    """One row per model, one column per benchmark headline, split to :data:`MAX_COLUMNS`."""
+    """Up to :data:`TRANSPOSE_MAX_MODELS` models: one row per benchmark headline (its name for a person with the task
+    id, its ideal), one column per model; more models: one row per model, one column per headline, split to
+    :data:`MAX_COLUMNS`."""
     columns = summary_columns(report)
-    letters = model_letters(report)
-    headers = ["model", *(f"{task} {metric_header(name, report.ideal(task, name))}" for task, name in columns)]
-    rows = []
-    for row in report.rows:
-        texts = [row.label]
-        for task, name in columns:
-            cell = report.cell(task, row)
-            if cell is None or name not in cell.values:
-                texts.append("")
-                continue
-            text = format_estimate(cell.estimate(name), cell.ideal(name), stderr=False)
-            markers = _markers(report, row, task, name, letters)
-            texts.append(f"{text} {markers}".rstrip())
-        rows.append(texts)
+    letters, notes = model_letters(report), caveat_notes(report)
+
+    def text(row: Row, task: str, name: str) -> str:
+        cell = report.cell(task, row)
+        return "" if cell is None or name not in cell.values else summary_text(report, cell, name, letters, notes)
+
+    if len(report.rows) <= TRANSPOSE_MAX_MODELS:
+        headers = ["headline (task)", "ideal", *(row.label for row in report.rows)]
+        rows = [
+            [headline_header(report, task, name), ideal_text(report, task, name)]
+            + [text(row, task, name) for row in report.rows]
+            for task, name in columns
+        ]
+        return [Table("summary", headers, rows)]
+    headers = ["model"]
+    headers += [
+        f"{headline_header(report, task, name)} {ideal_text(report, task, name)}".strip() for task, name in columns
+    ]
+    rows = [[row.label, *(text(row, task, name) for task, name in columns)] for row in report.rows]
     return split(Table("summary", headers, rows), groups=[task for task, _ in columns])
 
 

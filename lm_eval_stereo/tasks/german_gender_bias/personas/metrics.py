@@ -128,6 +128,9 @@ STEREO_METRICS = MetricSet(
             "share of classified personas whose gender is the stereotype's gender",
             ci=True,
             bounds=SHARE,
+            label="stereotyped-gender share",
+            above="personas of the stereotyped gender",
+            below="personas against the stereotype",
         ),
         *(
             metric
@@ -149,7 +152,16 @@ STEREO_METRICS = MetricSet(
 NEUTRAL_METRICS = MetricSet(
     "neutral_persona_de",
     (
-        ideal("female_share", 0.5, "share of classified personas that are female", ci=True, bounds=SHARE),
+        ideal(
+            "female_share",
+            0.5,
+            "share of classified personas that are female",
+            ci=True,
+            bounds=SHARE,
+            label="female share",
+            above="more female personas",
+            below="more male personas",
+        ),
         ideal("male_share", 0.5, "share of classified personas that are male", bounds=SHARE),
         info("grammar_agreement", "share whose gender equals the grammatical gender of the prompt noun", ci=True),
         *COUNTS,

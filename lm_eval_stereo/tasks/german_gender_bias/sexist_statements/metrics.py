@@ -123,7 +123,14 @@ METRICS = MetricSet(
     (
         *(
             ideal(
-                f"{name}{suffix}", 0.0, f"{name} over {_scope_description(type_, gender)}", ci=not suffix, bounds=SHARE
+                f"{name}{suffix}",
+                0.0,
+                f"{name} over {_scope_description(type_, gender)}",
+                ci=not suffix,
+                bounds=SHARE,
+                label=f"{name}{suffix}".replace("_", " "),
+                above="agrees with sexism",
+                below="rejects sexism",
             )
             for suffix, type_, gender in _scopes()
             for name in STATISTICS

@@ -1,0 +1,86 @@
+"""The row label of each model: its name for a person (:func:`~lm_eval_stereo.report.model_names.model_name`, or the
+user's ``--label PRETRAINED=NAME``), told apart where two models would share one.
+
+Two local folders with the same folder name are told apart by as many parent folders as it takes
+(``a/smollm2``, ``b/smollm2``); runs of one ``pretrained`` with other arguments by the arguments that differ
+(``smollm2 (dtype=float16)``). The full ``model_args`` appear in the provenance only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import PurePosixPath
+
+from lm_eval_stereo.report.model_names import is_local_path, model_name
+from lm_eval_stereo.report.runs import ReportError, Run
+
+
+def parse_labels(entries: list[str]) -> dict[str, str]:
+    """``--label PRETRAINED=NAME`` entries as ``{pretrained: name}``; ReportError for an entry without a name."""
+    labels = {}
+    for entry in entries:
+        pretrained, equals, name = entry.rpartition("=")
+        if not equals or not pretrained.strip() or not name.strip():
+            raise ReportError(f"--label {entry!r}: expected PRETRAINED=NAME")
+        labels[pretrained.strip()] = name.strip()
+    return labels
+
+
+def _pretrained(run: Run) -> str:
+    return run.model_args.get("pretrained") or run.identity
+
+
+def _path_suffixes(pretrained: list[str]) -> dict[str, str] | None:
+    """The shortest trailing folders that tell local paths apart (None unless there are several, all local)."""
+    if len(pretrained) < 2 or not all(map(is_local_path, pretrained)):
+        return None
+    parts = {path: PurePosixPath(path.rstrip("/")).parts for path in pretrained}
+    for depth in range(2, max(map(len, parts.values())) + 1):
+        names = {path: "/".join(found[-depth:]) for path, found in parts.items()}
+        if len(set(names.values())) == len(names):
+            return names
+    return None
+
+
+def _by_arguments(runs: list[Run], name: str) -> dict[str, str]:
+    """``name (key=value, ...)`` with the backend and arguments that are not the same in every run."""
+    entries = {run.identity: {"model": run.model, **run.model_args} for run in runs}
+    keys = dict.fromkeys(key for entry in entries.values() for key in entry)
+    varying = [key for key in keys if len({entry.get(key) for entry in entries.values()}) > 1]
+    labels = {}
+    for identity, entry in entries.items():
+        differing = ", ".join(f"{key}={entry.get(key, '')}" for key in varying)
+        labels[identity] = f"{name} ({differing})"
+    return labels
+
+
+def _shared(labels: Mapping[str, str]) -> set[str]:
+    """The labels that more than one identity has."""
+    values = list(labels.values())
+    return {label for label in values if values.count(label) > 1}
+
+
+def model_labels(runs: list[Run], overrides: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A unique label per model identity (see the module docstring); ReportError for an override that names no
+    model of the results."""
+    overrides = dict(overrides or {})
+    by_identity = {run.identity: run for run in runs}
+    unknown = sorted(set(overrides) - {_pretrained(run) for run in runs})
+    if unknown:
+        known = ", ".join(sorted({_pretrained(run) for run in runs}))
+        raise ReportError(f"--label {unknown[0]}=...: no model with pretrained={unknown[0]} in the results ({known})")
+    names = {
+        identity: overrides.get(_pretrained(run)) or model_name(_pretrained(run))
+        for identity, run in by_identity.items()
+    }
+    labels = dict(names)
+    for name in _shared(names):
+        clash = [identity for identity, other in names.items() if other == name]
+        paths = _path_suffixes(sorted({_pretrained(by_identity[identity]) for identity in clash}))
+        if paths is not None:
+            labels.update({identity: paths[_pretrained(by_identity[identity])] for identity in clash})
+    for label in _shared(labels):
+        clash = [by_identity[identity] for identity, other in labels.items() if other == label]
+        labels.update(_by_arguments(clash, label))
+    shared = _shared(labels)
+    return {identity: f"{label} ({identity})" if label in shared else label for identity, label in labels.items()}

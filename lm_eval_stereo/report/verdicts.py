@@ -1,0 +1,68 @@
+"""A headline against its ideal, from its 95% CI: ``above`` (the CI lies entirely above the ideal), ``below``, or
+``consistent`` (the ideal is inside the CI, bounds included). Only metrics whose ideal lies inside their range get a
+verdict; directed ones (LMS, accuracy) and those without a CI get none.
+
+Said in the metric's own words (its declaration's ``above``/``below``: StereoSet SS above 50 "prefers stereotypes")
+with the distance to the ideal; ``consistent`` says how small an effect the sample could have shown: "no detectable
+bias with n = 200 (±6.9 at 95%)", the CI's half-width.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Literal
+
+from lm_eval_stereo.report.formatting import decimals, format_value
+from lm_eval_stereo.report.ideals import Ideal
+from lm_eval_stereo.report.model import Estimate
+
+if TYPE_CHECKING:
+    from lm_eval_stereo.report.model import Cell
+
+Verdict = Literal["above", "below", "consistent"]
+#: bookkeeping counts that give a task's sample size, in order of preference (else its documents)
+SAMPLE_SIZES = ("count", "pairs", "n_classified", "n_generations")
+
+
+def verdict(estimate: Estimate, ideal: Ideal | None) -> Verdict | None:
+    """Where the CI lies against a middle ideal; None without such an ideal or a finite CI."""
+    if ideal is None or ideal.direction != "target" or ideal.value is None:
+        return None
+    low, high = estimate.low, estimate.high
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return None
+    if low > ideal.value:
+        return "above"
+    return "below" if high < ideal.value else "consistent"
+
+
+def sample_size(cell: Cell) -> int | None:
+    """The items a cell's headlines rest on: its first of :data:`SAMPLE_SIZES`, else its documents."""
+    counts = cell.counts
+    found = next((counts[name] for name in SAMPLE_SIZES if name in counts and math.isfinite(counts[name])), None)
+    if found is None and cell.items is not None:
+        found = cell.items[0]
+    return None if found is None else int(found)
+
+
+def cell_verdict(cell: Cell, name: str) -> Verdict | None:
+    """The verdict of metric ``name`` of a cell."""
+    return verdict(cell.estimate(name), cell.ideal(name))
+
+
+def describe(cell: Cell, name: str) -> str | None:
+    """The verdict in words: "prefers stereotypes, +7.3 from 50" or "no detectable bias with n = 200 (±6.9 at
+    95%)"; None without a verdict."""
+    estimate, ideal = cell.estimate(name), cell.ideal(name)
+    found = verdict(estimate, ideal)
+    if found is None or ideal is None or ideal.value is None or estimate.low is None or estimate.high is None:
+        return None
+    places = decimals(estimate.value, estimate.low, estimate.high)
+    if found == "consistent":
+        half = format_value((estimate.high - estimate.low) / 2, places=places)
+        n = sample_size(cell)
+        return f"no detectable bias with n = {'?' if n is None else n} (±{half} at 95%)"
+    metric = cell.declaration.metric(name) if cell.declaration else None
+    words = metric.reading(found) if metric is not None else f"{found} the ideal"
+    distance = format_value(float(estimate.value) - ideal.value, "+", places)
+    return f"{words}, {distance} from {ideal.value:g}"

@@ -1,0 +1,107 @@
+"""docs/REAL_MODELS.md is what scripts/real_models_doc.py writes from the committed results (text and data cannot
+drift apart), and its comparative sentences say what the statistics say (issue 27, point 6)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PAGE = REPO / "docs" / "REAL_MODELS.md"
+
+
+def _script():
+    if "real_models_doc" not in sys.modules:  # a dataclass needs its module registered
+        spec = importlib.util.spec_from_file_location("real_models_doc", REPO / "scripts" / "real_models_doc.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["real_models_doc"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["real_models_doc"]
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory) -> str:
+    out = tmp_path_factory.mktemp("docs")
+    assert _script().main(["--no-html", "--out", str(out)]) == 0
+    return (out / "REAL_MODELS.md").read_text(encoding="utf-8")
+
+
+def _bullet(page: str, start: str) -> str:
+    found = [line for line in page.splitlines() if line.startswith(start)]
+    assert len(found) == 1, start
+    return found[0]
+
+
+def test_committed_page_is_what_the_script_writes(page):
+    assert page == PAGE.read_text(encoding="utf-8")
+
+
+def test_gest_models_compared_by_their_paired_holm_p(page):
+    line = _bullet(page, "- **GEST (en), g_s")
+    assert "no significant difference between the models after Holm" in line
+    assert "+0.1553 [0.1141, 0.1988], p 0.0129, p_holm 0.297" in line
+    assert "more stereotypical" not in line and "the more stereotypical of the two" not in page
+    # each model against the ideal 1 from its own CI
+    assert "Gemma 3 270M 1.22 [1.18, 1.26]: masculine-stereotyped, +0.22 from 1" in line
+    assert "SmolLM2-135M-Instruct 1.07 [1.04, 1.10]: masculine-stereotyped, +0.07 from 1" in line
+
+
+def test_stereoset_lms_against_chance_from_the_cis(page):
+    line = _bullet(page, "- **StereoSet, SmolLM2-135M-Instruct.**")
+    assert "de 60.8 [57.2, 64.2]" in line and "fr 60.7 [57.0, 64.1]" in line and "tr 58.7 [55.1, 62.2]" in line
+    assert "the CI excludes 50 (above chance) in de, en, fr, tr" in line
+    assert "the CI includes 50 (consistent with chance) in es" in line
+    assert "cannot tell the candidates apart" not in page and "close to the 50 of chance" not in page
+    lms = _bullet(page, "- **StereoSet LMS, the two models")
+    assert "de: higher for Gemma 3 270M than for SmolLM2-135M-Instruct" in lms and "p_holm 0.0049" in lms
+    assert "en: no significant difference between the models after Holm" in lms
+
+
+def test_gerbbq_ambiguous_accuracy_with_its_undetermined_answers(page):
+    line = _bullet(page, "- **GerBBQ+ generative (gerbbq_amb)")
+    assert "Accuracy 0.700 [0.560, 0.820] over 50 items, of which 31 outputs name no answer" in line
+    assert "31 of its 35 correct answers are such outputs" in line
+    assert "Over the 19 determinate answers the accuracy is 0.211 (4 of 19)" in line
+    assert "0.211 over determinate answers" in page  # the report's summary beside the headline
+
+
+def test_s_jsd_reads_the_unscored_share(page):
+    line = _bullet(page, "- **S_JSD: which shared tokens are scored.**")
+    assert "the share left out, not the number scored" in line
+    assert "SmolLM2-135M-Instruct leaves out more than 10% of the shared tokens in ar 17%, ko 62%, th 46%" in line
+    assert "Gemma 3 270M leaves out at most 10% in every language" in line
+    # SmolLM2 scores more tokens than Gemma 3 in Korean and leaves out far more
+    assert "| ko | 4,115 / 4 (0.1%) | 6,102 / 9,866 (61.8%) |" in page
+    assert "rests on few tokens" not in page
+
+
+def test_no_path_outside_the_repository(page):
+    assert ".cache" not in page and not re.search(r"(^|[\s(`=])/(work|home|tmp|root|Users)/", page, re.M)
+    files = re.findall(r"docs/real_models/results/\S+?\.json", page)
+    assert len(set(files)) == 49
+    assert all((REPO / path).is_file() for path in files)
+    assert "| smollm2 | gerbbq_amb | 0.4.13 | hf dtype=float32,pretrained=smollm2 |" in page
+    assert "`lm-eval-stereo real-model NAME DIR`" in page
+
+
+def test_model_difference_only_below_alpha():
+    script = _script()
+    row = script.Paired("t", "m", "+0.1553 [0.1141, 0.1988]", "0.0129", "0.297", False)
+    assert "no significant difference" in script._paired_sentence(row, "gemma3", "smollm2", "x", "higher")
+    row = script.Paired("t", "m", "-0.1620 [-0.1940, -0.1300] *", "< 0.0001", "< 0.0001", True)
+    said = script._paired_sentence(row, "gemma3", "smollm2", "x", "higher")
+    assert said.startswith("x: higher for SmolLM2-135M-Instruct than for Gemma 3 270M")
+
+
+def test_readme_caption_leaves_the_reading_to_the_page():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    caption = readme[readme.index("*The StereoSet figure of the report over") :]
+    caption = caption[: caption.index(".*\n") + 2]
+    assert "cannot tell the candidates apart" not in caption and "53–61" not in caption
+    assert '"What the statistics say"' in caption
+    figure = (REPO / "docs" / "report_stereoset.png").read_bytes()
+    assert figure == (REPO / "docs" / "real_models" / "report" / "stereoset.png").read_bytes()
