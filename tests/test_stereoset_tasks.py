@@ -161,23 +161,20 @@ def test_without_a_tokenizer_falls_back_to_bytes_and_says_so(tmp_path):
 
 
 def test_report_lists_headline_metrics_with_their_intervals(suite_run, tiny_causal):
+    from test_report import expected_cell, fmt
+
     command = [str(Path(sys.executable).parent / "lm-eval-stereo"), "report", str(suite_run.output_dir)]
     report = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    tables, label = parse_tables(report), str(tiny_causal)
-    low, high = (
-        suite_run.metric("stereoset_multi_de", "icat_ci_low"),
-        suite_run.metric("stereoset_multi_de", "icat_ci_high"),
-    )
-    icat_de, stderr = (
-        suite_run.metric("stereoset_multi_de", "icat"),
-        suite_run.metric("stereoset_multi_de", "icat_stderr"),
-    )
-    assert tables["stereoset_multi_de"][label]["icat ↑"] == f"{icat_de:.4f} ± {stderr:.4f} [{low:.4f}, {high:.4f}]"
+    tables, label = parse_tables(report), tiny_causal.name  # a local folder is named by its folder name
+    expected = expected_cell(suite_run.results, "stereoset_multi_de", "icat")
+    assert tables["stereoset_multi_de"][label]["icat ↑"] == expected
     group = tables["stereoset_multi"][label]["icat ↑"]
-    assert group.split(" ± ")[0] == f"{suite_run.metric('stereoset_multi', 'icat'):.4f}" and "[" not in group
+    assert group.split(" ± ")[0] == fmt(suite_run.metric("stereoset_multi", "icat")) and "[" not in group
     assert tables["stereoset_multi_tr"][label]["count"] == str(suite_run.metric("stereoset_multi_tr", "count"))
-    provenance = next(line for line in report.splitlines() if line.startswith(f"| {label} | stereoset_multi_en | "))
-    assert "| token (" in provenance
+    provenance = next(
+        line for line in report.splitlines() if line.startswith(f"| {label} |") and "| stereoset_multi_en |" in line
+    )
+    assert "| token (" in provenance and str(tiny_causal) in provenance, "the full model_args in the provenance"
     assert "icat_gender" not in report, "metrics without an interval or bookkeeping role stay out"
 
 
