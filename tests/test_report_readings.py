@@ -58,6 +58,17 @@ def test_verdicts_at_and_around_the_edges_of_the_ci(tmp_path):
     assert "- low-edge: StereoSet: no detectable bias on en SS (n = 200, ±5.0 at 95%)." in reading
 
 
+def test_a_ci_without_width_supports_no_verdict(tmp_path):
+    """Every resample gave the same value (e.g. no translation's gender detected): no "no detectable bias" claim."""
+    write_results(tmp_path / "runs", "degenerate", stereoset(50.0, 50.0, 50.0))
+    out = tmp_path / "report.json"
+    markdown = report_cli(tmp_path / "runs", "--json", out, "--no-paired").stdout
+    assert json.loads(out.read_text())["tasks"]["stereoset_multi_en"]["degenerate"]["metrics"]["ss"]["verdict"] is None
+    cell = parse_tables(markdown)["Summary"][SS]["degenerate"]
+    assert cell == "50.0 [50.0, 50.0]: no verdict: its 95% CI has no width (every resample gave the same value)"
+    assert "no detectable bias with" not in markdown, "neither in the summary nor in a Reading"
+
+
 def test_verdicts_speak_the_words_of_each_benchmark(tmp_path):
     tasks = {
         "gest_en": {**with_ci(1.3, 0.1, "gs"), "count": 100},

@@ -1,6 +1,8 @@
 """A headline against its ideal, from its 95% CI: ``above`` (the CI lies entirely above the ideal), ``below``, or
 ``consistent`` (the ideal is inside the CI, bounds included). Only metrics whose ideal lies inside their range get a
-verdict; directed ones (LMS, accuracy) and those without a CI get none.
+verdict; directed ones (LMS, accuracy) and those without a CI get none, and so does a CI without width (every
+resample gave the same value, e.g. a GEST MT rate over translations whose gender was never detected): it says nothing
+about how small an effect the sample could have shown.
 
 Said in the metric's own words (its declaration's ``above``/``below``: StereoSet SS above 50 "prefers stereotypes")
 with the distance to the ideal; ``consistent`` says how small an effect the sample could have shown: "no detectable
@@ -29,7 +31,7 @@ def verdict(estimate: Estimate, ideal: Ideal | None) -> Verdict | None:
     if ideal is None or ideal.direction != "target" or ideal.value is None:
         return None
     low, high = estimate.low, estimate.high
-    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)) or low == high:
         return None
     if low > ideal.value:
         return "above"
@@ -55,6 +57,14 @@ def describe(cell: Cell, name: str) -> str | None:
     95%)"; None without a verdict."""
     estimate, ideal = cell.estimate(name), cell.ideal(name)
     found = verdict(estimate, ideal)
+    if (
+        found is None
+        and estimate.low is not None
+        and estimate.low == estimate.high
+        and ideal
+        and ideal.value is not None
+    ):
+        return "no verdict: its 95% CI has no width (every resample gave the same value)"
     if found is None or ideal is None or ideal.value is None or estimate.low is None or estimate.high is None:
         return None
     places = decimals(estimate.value, estimate.low, estimate.high)
