@@ -30,8 +30,13 @@ from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS as STEREOSET
 
 LIMIT = 8
 TOLERANCE = 1e-9
-PLUGIN_TASKS = ("stereoset_multi_en", "gest_en", "gerbbq_mc_dis")
-HEADLINES = {"stereoset_multi_en": ("lms", "ss", "icat"), "gest_en": ("gs",), "gerbbq_mc_dis": ("accuracy", "bias")}
+PLUGIN_TASKS = ("stereoset_multi_en", "gest_en", "gerbbq_mc_dis", "s_jsd_en")
+HEADLINES = {
+    "stereoset_multi_en": ("lms", "ss", "icat"),
+    "gest_en": ("gs",),
+    "gerbbq_mc_dis": ("accuracy", "bias"),
+    "s_jsd_en": ("s_jsd", "b_s_jsd", "cps"),
+}
 
 
 def _schema(name: str) -> jsonschema.Draft7Validator:
@@ -94,6 +99,7 @@ def test_records_validate_and_every_number_equals_the_results_file(lm_eval_run: 
     expected_ids = {"stereoset_multi_en/lms", "stereoset_multi_en/ss", "stereoset_multi_en/ss_distance"}
     expected_ids |= {"stereoset_multi_en/icat", "gest_en/gs", "gest_en/gs_distance", "capability_mc/acc"}
     expected_ids |= {"gerbbq_mc_dis/accuracy", "gerbbq_mc_dis/bias", "gerbbq_mc_dis/bias_distance"}
+    expected_ids |= {f"s_jsd_en/{name}{suffix}" for name in ("s_jsd", "b_s_jsd", "cps") for suffix in ("", "_distance")}
     assert set(results) == expected_ids
     for task in PLUGIN_TASKS:
         values = _results(lm_eval_run, task)
@@ -114,7 +120,12 @@ def test_records_validate_and_every_number_equals_the_results_file(lm_eval_run: 
     assert capability["score_details"]["uncertainty"]["num_samples"] == len(GENERIC_DOCS)
     assert capability["metric_config"]["lower_is_better"] is False
     # one instance line per logged item, whose scores average to the headline they are joined to
-    for task, metric in (("stereoset_multi_en", "ss"), ("gest_en", "gs"), ("gerbbq_mc_dis", "accuracy")):
+    for task, metric in (
+        ("stereoset_multi_en", "ss"),
+        ("gest_en", "gs"),
+        ("gerbbq_mc_dis", "accuracy"),
+        ("s_jsd_en", "s_jsd"),
+    ):
         mine = [line for line in lines if line["evaluation_result_id"] == f"{task}/{metric}"]
         logged = [sample[sample["metrics"][0]] for sample in lm_eval_run.samples[task]]
         keys = sorted(str(item.get("key", item.get("id"))) for item in logged)
@@ -128,7 +139,10 @@ def test_records_validate_and_every_number_equals_the_results_file(lm_eval_run: 
     gerbbq_lines = [line for line in lines if line["evaluation_result_id"] == "gerbbq_mc_dis/accuracy"]
     accuracy = sum(line["evaluation"]["score"] for line in gerbbq_lines) / len(gerbbq_lines)  # one answer per document
     assert math.isclose(accuracy, _results(lm_eval_run, "gerbbq_mc_dis")["accuracy"], abs_tol=TOLERANCE)
-    assert "1 run(s), 10 result(s), 0 not published in full" in stderr  # a full run: nothing left out
+    s_jsd_lines = [line for line in lines if line["evaluation_result_id"] == "s_jsd_en/s_jsd"]
+    s_jsd = sum(line["evaluation"]["score"] for line in s_jsd_lines) / len(s_jsd_lines)  # the mean over scored pairs
+    assert math.isclose(s_jsd, _results(lm_eval_run, "s_jsd_en")["s_jsd"], abs_tol=TOLERANCE)
+    assert "1 run(s), 16 result(s), 0 not published in full" in stderr  # a full run: nothing left out
 
 
 def test_directions_ideals_and_ranges_come_from_the_declarations(exported) -> None:
@@ -313,7 +327,8 @@ def test_newest_run_per_model_by_default_every_run_with_all_runs_and_the_revisio
     # the newer copy has no samples of its own: its distances have no interval, and that is counted
     (line,) = [line for line in err.splitlines() if "no --log_samples items" in line]
     names = {"stereoset_multi_en/ss_distance", "gest_en/gs_distance", "gerbbq_mc_dis/bias_distance"}
-    assert line.startswith("lm-eval-stereo export: 3 x ") and set(line.split(": ")[-1].split(", ")) == names
+    names |= {"s_jsd_en/s_jsd_distance", "s_jsd_en/b_s_jsd_distance", "s_jsd_en/cps_distance"}
+    assert line.startswith("lm-eval-stereo export: 6 x ") and set(line.split(": ")[-1].split(", ")) == names
     args = [str(folder), "--format", "eee", "--output", str(tmp_path / "all"), "--all-runs"]
     status, err, _ = _run_export(args, capsys)
     records = [json.loads(path.read_text(encoding="utf-8")) for path in (tmp_path / "all").rglob("*.json")]
