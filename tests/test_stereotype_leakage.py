@@ -489,7 +489,7 @@ def test_leakage_cli_refits_a_run_and_writes_table_json_and_graph(ru_set_run: Lm
 
 
 def test_results_hold_the_table_that_the_cli_rebuilds_from_the_samples(ru_set_run: LmEvalRun) -> None:
-    from lm_eval_stereo.report.leakage_runs import read_tables
+    from lm_eval_stereo.tasks.stereotype_leakage.run_tables import read_tables
 
     logged = json.loads(ru_set_run.metric("stereotype_leakage_mlm_ru", "association_table"))
     table = pd.DataFrame.from_dict(logged, orient="index").astype(float)
@@ -500,7 +500,7 @@ def test_results_hold_the_table_that_the_cli_rebuilds_from_the_samples(ru_set_ru
 
 
 def test_leakage_cli_uses_the_mono_table_as_covariate(tmp_path: Path) -> None:
-    from lm_eval_stereo.report.leakage_runs import read_tables
+    from lm_eval_stereo.tasks.stereotype_leakage.run_tables import read_tables
     from lm_eval_stereo.tasks.stereotype_leakage import across_runs
 
     humans, mono = _fixture_tables(seed=1)
@@ -520,7 +520,7 @@ def test_the_newest_run_is_the_newest_by_lm_evals_date_not_by_file_time(tmp_path
     later run's by ``date`` (as the report picks runs), and its score comes from that run's own results."""
     import os
 
-    from lm_eval_stereo.report.leakage_runs import read_tables
+    from lm_eval_stereo.tasks.stereotype_leakage.run_tables import read_tables
 
     _, earlier = _fixture_tables(seed=3)
     _, later = _fixture_tables(seed=4)
@@ -536,7 +536,7 @@ def test_the_newest_run_is_the_newest_by_lm_evals_date_not_by_file_time(tmp_path
 
 
 def test_runs_of_two_models_for_one_task_are_an_error_that_names_them(tmp_path: Path) -> None:
-    from lm_eval_stereo.report.leakage_runs import LeakageInputError, read_tables
+    from lm_eval_stereo.tasks.stereotype_leakage.run_tables import LeakageInputError, read_tables
 
     _, table = _fixture_tables(seed=5)
     for name in ("model-a", "model-b"):
@@ -548,14 +548,14 @@ def test_runs_of_two_models_for_one_task_are_an_error_that_names_them(tmp_path: 
 
 
 def test_leakage_cli_rejects_folders_without_leakage_samples(tmp_path: Path, capsys) -> None:
-    from lm_eval_stereo.report import leakage_across_runs
+    from lm_eval_stereo.tasks.stereotype_leakage import command as leakage_across_runs
 
     other = tmp_path / "other"
     other.mkdir()
     (other / "results_x.json").write_text(json.dumps({"results": {"gest_en": {}}}))
     with pytest.raises(SystemExit) as stopped:
         leakage_across_runs.main([str(other), "--no-png", "--json", str(tmp_path / "x.json")])
-    assert stopped.value.code == 2 and "no logged samples of stereotype_leakage* tasks" in capsys.readouterr().err
+    assert stopped.value.code == 2 and "no logged samples of stereotype-leakage regression tasks" in capsys.readouterr().err
     (other / "results_y.json").write_text(json.dumps({"results": {"stereotype_leakage_mlm_en": {}}}))
     with pytest.raises(SystemExit):
         leakage_across_runs.main([str(other), "--no-png"])

@@ -54,10 +54,11 @@ class Benchmark:
     """One benchmark: its folder ``name``, ``title``, the fnmatch ``task_patterns`` of its task and group names, the
     ``options`` its tasks accept in ``--metadata`` (each name once), its ``metric_sets`` by id, the pinned upstream
     ``sources`` (keys of :data:`lm_eval_stereo.core.sources.SOURCES`) it reads, its report ``figures``, its
-    ``languages`` (the language registry its per-language YAMLs are generated from) and ``report_ideals``: the value
+    ``languages`` (the language registry its per-language YAMLs are generated from), ``report_ideals``: the value
     the report measures a metric declared without a direction against (fnmatch pattern -> value; e.g. a leakage
     coefficient against 0, no carry-over, where the declaration stays undirected because the target language's own
-    coefficient is expected positive)."""
+    coefficient is expected positive), and ``commands``: subcommands of the ``lm-eval-stereo`` console script that
+    only this benchmark has (name -> ``main(argv) -> exit status``)."""
 
     name: str
     title: str
@@ -68,6 +69,7 @@ class Benchmark:
     figures: tuple[FigureSpec, ...] = ()
     languages: tuple[str, ...] = ()
     report_ideals: Mapping[str, float] = field(default_factory=dict)
+    commands: Mapping[str, Callable[[Sequence[str]], int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "options", tuple({option.name: option for option in self.options}.values()))
@@ -123,6 +125,11 @@ def metric_set(
     """The metric set ``metric_set_id`` of ``task`` (None when no registered benchmark declares that id)."""
     bench = benchmark_of_metric_set(metric_set_id)
     return bench.metric_sets[metric_set_id](task, names, items) if bench is not None else None
+
+
+def command(name: str) -> Callable[[Sequence[str]], int] | None:
+    """The console-script subcommand ``name`` that a registered benchmark declares, None when none does."""
+    return next((bench.commands[name] for bench in _REGISTRY.values() if name in bench.commands), None)
 
 
 def benchmark_by_task_name(task: str) -> Benchmark | None:

@@ -1,7 +1,17 @@
 """Cross-lingual stereotype leakage (Cao, Sotnikova et al. 2025): the benchmark's declaration (see README.md)."""
 
+from collections.abc import Sequence
+
 from lm_eval_stereo.core.registry import Benchmark, FigureSpec
 from lm_eval_stereo.tasks.stereotype_leakage import data, metrics, options
+
+
+def leakage_command(argv: Sequence[str]) -> int:
+    """``lm-eval-stereo leakage``: Eq. 1 fitted on whole runs (:mod:`.command`, imported only when it runs)."""
+    from lm_eval_stereo.tasks.stereotype_leakage.command import main
+
+    return main(argv)
+
 
 BENCHMARK = Benchmark(
     name="stereotype_leakage",
@@ -23,4 +33,5 @@ BENCHMARK = Benchmark(
     ),
     languages=tuple(data.LANGUAGES),
     report_ideals={"leak_coef_*": 0.0},
+    commands={"leakage": leakage_command},
 )

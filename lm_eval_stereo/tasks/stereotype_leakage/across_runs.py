@@ -6,8 +6,8 @@ Per table (= one task: model family and target language)::
 
 with the monolingual model's table of the same target language as the covariate when there is one; significant edges
 are source -> target with alpha > 0, p < 0.05, source != target. The tables come from the runs' logged samples
-(:mod:`lm_eval_stereo.report.leakage_runs`); ``lm-eval-stereo leakage``
-(:mod:`lm_eval_stereo.report.leakage_across_runs`) prints and draws the fits.
+(:mod:`lm_eval_stereo.tasks.stereotype_leakage.run_tables`); ``lm-eval-stereo leakage``
+(:mod:`lm_eval_stereo.tasks.stereotype_leakage.command`) prints and draws the fits.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """The stereotype-leakage association tables of lm_eval runs, read as the report reads runs.
 
-Runs are the ``results_*.json`` files below the given paths (:mod:`lm_eval_stereo.report.runs`); per task the newest
+Runs are the ``results_*.json`` files below the given paths (:mod:`lm_eval_stereo.report.runs`); a task is a
+leakage task when its results declare this benchmark's regression metric set (older results files: through the
+report's name fallback), whatever it is called. Per task the newest
 run that logged its samples (``--log_samples``) is taken: newest by lm_eval's ``date`` (the file's modification time
 when it has none), ties broken by path, a newer run replacing an older one, as ``lm-eval-stereo report`` picks runs.
 Each task's 32 x 30 table (mean over templates) is rebuilt from the ``n_leaks`` items of its samples file. The tables of
@@ -14,11 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_stereo.report.comparisons import samples_path
+from lm_eval_stereo.report.declarations import declaration_of
 from lm_eval_stereo.report.runs import ReportError, Run, load_run, results_files
 from lm_eval_stereo.tasks.stereotype_leakage import metrics
 from lm_eval_stereo.tasks.stereotype_leakage.across_runs import RunTable
 
-PREFIX = "stereotype_leakage"
+#: the metric set whose tasks hold an association table (the regression of Eq. 1)
+BENCHMARK = "stereotype_leakage"
+REGRESSION = f"{BENCHMARK}.regression"
 
 
 class LeakageInputError(ValueError):
@@ -26,19 +31,19 @@ class LeakageInputError(ValueError):
 
 
 def read_tables(*paths: str | Path) -> list[RunTable]:
-    """The association tables of the ``stereotype_leakage*`` tasks logged below ``paths``, one per task (by name)."""
+    """The association tables of the leakage tasks (:data:`REGRESSION`) logged below ``paths``, one per task."""
     where = ", ".join(map(str, paths))
     newest: dict[str, dict[str, tuple[Run, Path]]] = {}  # task -> model -> (run, samples file)
     ran = False
     for run in _runs(paths):  # oldest first: a newer run replaces an older one
-        for task in (task for task in run.tasks if task.startswith(PREFIX)):
+        for task in (task for task in run.tasks if _is_regression(run, task)):
             ran = True
             samples = samples_path(run, task)
             if samples.is_file():
                 newest.setdefault(task, {})[run.identity] = (run, samples)
     if not newest:
         hint = "; rerun lm_eval with --log_samples" if ran else ""
-        raise LeakageInputError(f"no logged samples of stereotype_leakage* tasks below {where}{hint}")
+        raise LeakageInputError(f"no logged samples of stereotype-leakage regression tasks below {where}{hint}")
     tables = []
     for task, by_model in sorted(newest.items()):
         if len(by_model) > 1:
@@ -54,6 +59,16 @@ def read_tables(*paths: str | Path) -> list[RunTable]:
             RunTable(task, family, lang, "" if score is None else str(score), metrics.association_table(cells))
         )
     return tables
+
+
+def _is_regression(run: Run, task: str) -> bool:
+    """Whether ``task`` of ``run`` is a leakage task (not a group): its declared metric set is :data:`REGRESSION`, or
+    (a results file of older days that reports no metric) this benchmark's task of an undetermined metric set."""
+    declaration = declaration_of(run, task) if not run.members(task) else None
+    if declaration is None or declaration.benchmark is None or declaration.benchmark.name != BENCHMARK:
+        return False
+    metric_set = declaration.metric_set
+    return metric_set is None or metric_set.id == REGRESSION
 
 
 def _runs(paths: tuple[str | Path, ...]) -> list[Run]:

@@ -1,12 +1,13 @@
 """``lm-eval-stereo leakage OUT_MULTI [--mono OUT_MONO]``: the paper's Eq. 1 fitted on the results of whole runs.
 
-Reads the logged samples (``--log_samples``) of every ``stereotype_leakage*`` task below the given ``lm_eval
+Reads the logged samples (``--log_samples``) of every stereotype-leakage regression task below the given ``lm_eval
 --output_path`` folders, per task from the newest run, picked as the report picks runs (by lm_eval's ``date``, else the
-file's time: :mod:`lm_eval_stereo.report.leakage_runs`), and fits each task's table
+file's time: :mod:`lm_eval_stereo.tasks.stereotype_leakage.run_tables`), and fits each task's table
 (:mod:`lm_eval_stereo.tasks.stereotype_leakage.across_runs`), with the monolingual model's table of the same target
 language from ``--mono`` folders as the covariate when given. Prints the coefficients, p-values and significant edges
 (source -> target: alpha > 0, p < 0.05, source != target), writes them as JSON and draws the leakage graph as a PNG
-(matplotlib, imported only then).
+(matplotlib, imported only then). The benchmark declares the command (``Benchmark.commands``); the console script
+finds it there.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_stereo.cli_args import Parser, input_folder, output_file
-from lm_eval_stereo.report.leakage_runs import LeakageInputError, read_tables
+from lm_eval_stereo.tasks.stereotype_leakage.run_tables import LeakageInputError, read_tables
 from lm_eval_stereo.tasks.stereotype_leakage import metrics
 from lm_eval_stereo.tasks.stereotype_leakage.across_runs import fit_runs
 from lm_eval_stereo.tasks.stereotype_leakage.data import LANGUAGES
