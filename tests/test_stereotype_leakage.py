@@ -500,8 +500,8 @@ def test_results_hold_the_table_that_the_cli_rebuilds_from_the_samples(ru_set_ru
 
 
 def test_leakage_cli_uses_the_mono_table_as_covariate(tmp_path: Path) -> None:
-    from lm_eval_stereo.tasks.stereotype_leakage.run_tables import read_tables
     from lm_eval_stereo.tasks.stereotype_leakage import across_runs
+    from lm_eval_stereo.tasks.stereotype_leakage.run_tables import read_tables
 
     humans, mono = _fixture_tables(seed=1)
     rng = np.random.default_rng(2)
@@ -555,7 +555,10 @@ def test_leakage_cli_rejects_folders_without_leakage_samples(tmp_path: Path, cap
     (other / "results_x.json").write_text(json.dumps({"results": {"gest_en": {}}}))
     with pytest.raises(SystemExit) as stopped:
         leakage_across_runs.main([str(other), "--no-png", "--json", str(tmp_path / "x.json")])
-    assert stopped.value.code == 2 and "no logged samples of stereotype-leakage regression tasks" in capsys.readouterr().err
+    assert (
+        stopped.value.code == 2
+        and "no logged samples of stereotype-leakage regression tasks" in capsys.readouterr().err
+    )
     (other / "results_y.json").write_text(json.dumps({"results": {"stereotype_leakage_mlm_en": {}}}))
     with pytest.raises(SystemExit):
         leakage_across_runs.main([str(other), "--no-png"])

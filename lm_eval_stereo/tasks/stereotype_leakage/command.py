@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_stereo.cli_args import Parser, input_folder, output_file
-from lm_eval_stereo.tasks.stereotype_leakage.run_tables import LeakageInputError, read_tables
 from lm_eval_stereo.tasks.stereotype_leakage import metrics
 from lm_eval_stereo.tasks.stereotype_leakage.across_runs import fit_runs
 from lm_eval_stereo.tasks.stereotype_leakage.data import LANGUAGES
+from lm_eval_stereo.tasks.stereotype_leakage.run_tables import LeakageInputError, read_tables
 
 
 def render(report: dict[str, Any]) -> str:
