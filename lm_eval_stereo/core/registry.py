@@ -18,6 +18,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lm_eval_stereo.core.figures import FigureSpec
+
 if TYPE_CHECKING:
     from lm_eval_stereo.core.metrics import MetricSet
     from lm_eval_stereo.core.options import Option
@@ -34,19 +36,6 @@ def fixed(metric_set: MetricSet) -> MetricSetFactory:
         return metric_set
 
     return factory
-
-
-@dataclass(frozen=True)
-class FigureSpec:
-    """A figure of the report for this benchmark: ``kind`` names the report's drawing (``lms_ss``,
-    ``gest_stereotypes``, ``dot_plot``, ``leakage_matrix``), drawn from the cells of the metric sets ``metric_sets``
-    (ids) with ``metrics`` (for a dot plot, one panel each)."""
-
-    kind: str
-    file: str
-    title: str
-    metric_sets: tuple[str, ...]
-    metrics: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)

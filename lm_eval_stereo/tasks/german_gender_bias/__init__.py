@@ -1,7 +1,8 @@
 """The German gender-bias suite (Gnadt et al., GeBNLP 2025): GerBBQ+, SexistStatements and the persona tasks, one
 subfolder each; the benchmark's declaration (see README.md)."""
 
-from lm_eval_stereo.core.registry import Benchmark, FigureSpec, fixed
+from lm_eval_stereo.core.figures import FigureSpec
+from lm_eval_stereo.core.registry import Benchmark, fixed
 from lm_eval_stereo.tasks.german_gender_bias import data, options
 from lm_eval_stereo.tasks.german_gender_bias.gerbbq import metrics as gerbbq
 from lm_eval_stereo.tasks.german_gender_bias.personas import metrics as personas

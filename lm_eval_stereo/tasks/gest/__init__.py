@@ -1,7 +1,8 @@
 """GEST (Pikuliak et al. 2024): the benchmark's declaration (see README.md)."""
 
-from lm_eval_stereo.core.registry import Benchmark, FigureSpec, fixed
-from lm_eval_stereo.tasks.gest import data, metrics, options
+from lm_eval_stereo.core.figures import FigureSpec
+from lm_eval_stereo.core.registry import Benchmark, fixed
+from lm_eval_stereo.tasks.gest import data, figure, metrics, options
 
 BENCHMARK = Benchmark(
     name="gest",
@@ -15,7 +16,7 @@ BENCHMARK = Benchmark(
     },
     sources=(data.SOURCE,),
     figures=(
-        FigureSpec("gest_stereotypes", "gest_{task}.png", "GEST ({task})", ("gest.scores", "gest.pairs")),
+        FigureSpec(figure.stereotype_figures, "gest_{task}.png", "GEST ({task})", ("gest.scores", "gest.pairs")),
         FigureSpec(
             "dot_plot",
             "gest_mt.png",

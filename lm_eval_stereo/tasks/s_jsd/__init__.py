@@ -1,6 +1,7 @@
 """Multilingual CrowS-Pairs gender with S_JSD (Steinborn et al. 2022): the benchmark's declaration (see README.md)."""
 
-from lm_eval_stereo.core.registry import Benchmark, FigureSpec, fixed
+from lm_eval_stereo.core.figures import FigureSpec
+from lm_eval_stereo.core.registry import Benchmark, fixed
 from lm_eval_stereo.tasks.s_jsd import data, metrics, options
 
 BENCHMARK = Benchmark(

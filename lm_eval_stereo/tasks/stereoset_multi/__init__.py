@@ -1,7 +1,8 @@
 """Multilingual StereoSet (Öztürk et al. 2023): the benchmark's declaration (see README.md)."""
 
-from lm_eval_stereo.core.registry import Benchmark, FigureSpec, fixed
-from lm_eval_stereo.tasks.stereoset_multi import data, metrics, options
+from lm_eval_stereo.core.figures import FigureSpec
+from lm_eval_stereo.core.registry import Benchmark, fixed
+from lm_eval_stereo.tasks.stereoset_multi import data, figure, metrics, options
 
 BENCHMARK = Benchmark(
     name="stereoset_multi",
@@ -10,6 +11,6 @@ BENCHMARK = Benchmark(
     options=(*options.CAUSAL_OPTIONS, *options.MASKED_OPTIONS),
     metric_sets={"stereoset_multi.scores": fixed(metrics.METRICS)},
     sources=(data.SOURCE,),
-    figures=(FigureSpec("lms_ss", "stereoset.png", "StereoSet: LMS vs SS", ("stereoset_multi.scores",)),),
+    figures=(FigureSpec(figure.lms_ss_figure, "stereoset.png", "StereoSet: LMS vs SS", ("stereoset_multi.scores",)),),
     languages=data.LANGUAGES,
 )

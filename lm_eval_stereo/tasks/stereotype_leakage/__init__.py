@@ -2,8 +2,9 @@
 
 from collections.abc import Sequence
 
-from lm_eval_stereo.core.registry import Benchmark, FigureSpec
-from lm_eval_stereo.tasks.stereotype_leakage import data, metrics, options
+from lm_eval_stereo.core.figures import FigureSpec
+from lm_eval_stereo.core.registry import Benchmark
+from lm_eval_stereo.tasks.stereotype_leakage import data, figure, metrics, options
 
 
 def leakage_command(argv: Sequence[str]) -> int:
@@ -25,7 +26,7 @@ BENCHMARK = Benchmark(
     sources=(data.SOURCE,),
     figures=(
         FigureSpec(
-            "leakage_matrix",
+            figure.leakage_figure,
             "leakage.png",
             "Stereotype leakage",
             ("stereotype_leakage.regression", "stereotype_leakage.generation"),
