@@ -2,6 +2,7 @@
 
 from lm_eval_stereo.core.registry import Benchmark, FigureSpec, fixed
 from lm_eval_stereo.tasks.gest import data, metrics, options
+from lm_eval_stereo.tasks.gest.sources import GEST
 
 BENCHMARK = Benchmark(
     name="gest",
@@ -13,7 +14,7 @@ BENCHMARK = Benchmark(
         "gest.pairs": fixed(metrics.PAIRS_METRICS),
         "gest.translation": fixed(metrics.MT_METRICS),
     },
-    sources=(data.SOURCE,),
+    sources=(GEST,),
     figures=(
         FigureSpec("gest_stereotypes", "gest_{task}.png", "GEST ({task})", ("gest.scores", "gest.pairs")),
         FigureSpec(

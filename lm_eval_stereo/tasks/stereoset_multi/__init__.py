@@ -2,6 +2,7 @@
 
 from lm_eval_stereo.core.registry import Benchmark, FigureSpec, fixed
 from lm_eval_stereo.tasks.stereoset_multi import data, metrics, options
+from lm_eval_stereo.tasks.stereoset_multi.sources import STEREOSET_MULTI
 
 BENCHMARK = Benchmark(
     name="stereoset_multi",
@@ -9,7 +10,7 @@ BENCHMARK = Benchmark(
     task_patterns=("stereoset_multi", "stereoset_multi_*"),
     options=(*options.CAUSAL_OPTIONS, *options.MASKED_OPTIONS),
     metric_sets={"stereoset_multi.scores": fixed(metrics.METRICS)},
-    sources=(data.SOURCE,),
+    sources=(STEREOSET_MULTI,),
     figures=(FigureSpec("lms_ss", "stereoset.png", "StereoSet: LMS vs SS", ("stereoset_multi.scores",)),),
     languages=data.LANGUAGES,
 )
