@@ -71,12 +71,11 @@ class Benchmark:
     """One benchmark: its folder ``name``, ``title``, the fnmatch ``task_patterns`` of its task and group names, the
     ``options`` its tasks accept in ``--metadata`` (each name once), its ``metric_sets`` by id, the pinned upstream
     ``sources`` it reads (declared in its folder's ``sources.py``; a source that several benchmarks read is one
-    object, declared once), its report ``figures``, its
-    ``languages`` (the language registry its per-language YAMLs are generated from), ``report_ideals``: the value
-    the report measures a metric declared without a direction against (fnmatch pattern -> value; e.g. a leakage
-    coefficient against 0, no carry-over, where the declaration stays undirected because the target language's own
-    coefficient is expected positive), and ``commands``: subcommands of the ``lm-eval-stereo`` console script that
-    only this benchmark has (name -> ``main(argv) -> exit status``)."""
+    object, declared once), its report ``figures``, its ``languages`` (the language registry its per-language YAMLs
+    are generated from), ``report_ideals``: the value the report measures a metric declared without a direction
+    against (fnmatch pattern -> value; e.g. a leakage coefficient against 0, no carry-over, where the declaration stays
+    undirected because the target language's own coefficient is expected positive), and ``commands``: subcommands of
+    the ``lm-eval-stereo`` console script that only this benchmark has (name -> ``main(argv) -> exit status``)."""
 
     name: str
     title: str

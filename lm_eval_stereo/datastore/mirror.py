@@ -2,8 +2,9 @@
 
 A mirror written here holds every pinned upstream file and, for sources whose benchmark declares a
 ``mirror_converter`` (multilingual StereoSet), the converted copies the data layer prefers (JSON lines instead of
-pickles), each checked against its own pin. Every file is written through a ``.part`` file and renamed once verified, so an interrupted run leaves no
-partial file under a name the data layer reads; files already in place with their pinned bytes are kept.
+pickles), each checked against its own pin. Every file is written through a ``.part`` file and renamed once verified,
+so an interrupted run leaves no partial file under a name the data layer reads; files already in place with their
+pinned bytes are kept.
 """
 
 from __future__ import annotations
