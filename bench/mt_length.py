@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from lm_eval_stereo.core import sources
+from lm_eval_stereo.core import registry, sources
 from lm_eval_stereo.tasks.gest.data import LANGUAGES
 
 VOCAB_SIZE = 32_000
@@ -29,7 +29,7 @@ VOCAB_SIZE = 32_000
 def translations() -> dict[str, dict[str, list[str]]]:
     """system -> language -> first non-empty line of every MT output, for the ``gest_mt`` languages."""
     out: dict[str, dict[str, list[str]]] = defaultdict(dict)
-    for path in sorted(sources.get_source("gest").files):
+    for path in sorted(registry.get_source("gest").files):
         parts = path.split("/")
         if parts[:2] != ["data", "translations"] or parts[3] not in LANGUAGES:
             continue

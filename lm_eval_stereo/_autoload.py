@@ -344,18 +344,13 @@ def check_output_path(path: str | None) -> None:
 def check_pretrained(model_args: Any) -> None:
     """Stop in one line (exit status 2) when ``--model_args pretrained=`` names a local folder that does not exist or
     holds no model (no ``config.json``, no adapter, no ``gguf_file``), before lm_eval takes it for a hub name."""
-    import json
     from pathlib import Path
 
-    if isinstance(model_args, str) and model_args.strip().startswith("{"):
-        try:
-            model_args = json.loads(model_args)
-        except json.JSONDecodeError:
-            return  # lm_eval says what is wrong with it
-    if isinstance(model_args, str):
-        pairs = (part.partition("=") for part in model_args.split(","))
-        model_args = {key.strip(): value.strip() for key, _, value in pairs}
-    if not isinstance(model_args, dict) or not isinstance(pretrained := model_args.get("pretrained"), str):
+    from lm_eval_stereo.core.values import parse_model_args
+
+    model_args = parse_model_args(model_args)
+    pretrained = model_args.get("pretrained")
+    if pretrained is None:
         return
     path = Path(pretrained)
     local = path.exists() or pretrained.startswith((".", "/", "~")) or pretrained.count("/") > 1
@@ -458,9 +453,26 @@ def activate() -> None:
         _run_hook(name, importlib.import_module(name))
 
 
+def enabled() -> bool:
+    """False when ``LM_EVAL_STEREO_AUTOLOAD`` is a false value (:func:`lm_eval_stereo.core.values.flag`: 0, false, no,
+    off). Unset, empty, or neither true nor false (then with a warning), the hook stays on: this runs at every
+    interpreter start-up, where an error would stop every program."""
+    setting = os.environ.get(AUTOLOAD_ENV, "").strip()
+    if not setting:
+        return True
+    from lm_eval_stereo.core.errors import OptionError
+    from lm_eval_stereo.core.values import flag
+
+    try:
+        return flag(setting, AUTOLOAD_ENV)
+    except OptionError as exc:
+        warnings.warn(f"{exc}; the lm-eval-stereo hook stays on", PluginHookWarning, stacklevel=2)
+        return True
+
+
 def install() -> None:
     """Install the import hook unless disabled by ``LM_EVAL_STEREO_AUTOLOAD=0``."""
-    if os.environ.get(AUTOLOAD_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
+    if not enabled():
         return
     if any(isinstance(f, _PostImportFinder) for f in sys.meta_path):
         return

@@ -152,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return export(argv[1:])
     if argv[:1] == ["data"]:
+        import lm_eval_stereo.tasks  # noqa: F401  (registers the benchmarks and their sources)
         from lm_eval_stereo.datastore.command import main as data
 
         return data(argv[1:])

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from lm_eval_stereo.core.errors import MalformedDataError
 from lm_eval_stereo.core.readers import read_csv
-from lm_eval_stereo.core.sources import fetch, get_source
+from lm_eval_stereo.core.registry import get_source
+from lm_eval_stereo.core.sources import fetch
 from lm_eval_stereo.tasks.gest.detector.slavic_gender import LANGUAGES, first_person_gender
 
 SYSTEMS = ("deepl", "google_translate", "amazon_translate", "nllb_3b")

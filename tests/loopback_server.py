@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from lm_eval_stereo.core.sources import SOURCES
+from lm_eval_stereo.core.registry import SOURCES
 
 FAULTS = ("truncated", "closes", "stalls")
 

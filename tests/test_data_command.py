@@ -17,7 +17,7 @@ from lm_eval_runner import free_port, shared_data_dir
 from loopback_server import link_mirror, serve_mirror
 
 from lm_eval_stereo.cli import main
-from lm_eval_stereo.core import sources
+from lm_eval_stereo.core import registry, sources, upstream
 from lm_eval_stereo.datastore.catalogue import benchmark_sources
 from lm_eval_stereo.tasks.stereoset_multi import data as stereoset_data
 
@@ -26,7 +26,7 @@ VARIANTS = "gest/data/gender_variants.csv"
 #: every benchmark but multilingual StereoSet, whose mirror copies (JSON lines) are converted from the pickles in
 #: about 7 s: one test converts two of them
 NOT_STEREOSET = "gest,german_gender_bias,s_jsd,stereotype_leakage"
-ALL_FILES = [(source, path) for source in sources.SOURCES.values() for path in source.files]
+ALL_FILES = [(source, path) for source in registry.SOURCES.values() for path in source.files]
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -60,7 +60,7 @@ def downloaded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     the mirror without gender_variants.csv (the project's mirror lacks it): the server answers 404 for it."""
     root = tmp_path_factory.mktemp("downloaded")
     with serve_mirror(shared_data_dir(), root / "www", withheld={VARIANTS}) as server:
-        env = {sources.BASE_URL_ENV: server.url, sources.CACHE_ENV: str(root / "cache"), sources.DATA_DIR_ENV: ""}
+        env = {upstream.BASE_URL_ENV: server.url, sources.CACHE_ENV: str(root / "cache"), sources.DATA_DIR_ENV: ""}
         proc = run_cli("data", "fetch", env=env)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"lm-eval-stereo data fetch: {VARIANTS}: ")
@@ -92,7 +92,7 @@ def test_fetch_over_http_caches_every_pinned_file_verified(downloaded: Path):
 
 
 def test_list_gives_every_file_with_its_pin_size_licence_and_cache_state(cache: Path, capsys):
-    gest = sources.get_source("gest")
+    gest = registry.get_source("gest")
     for path, content in (("data/gest.csv", None), ("data/gest_1.1.csv", b"other bytes")):
         target = sources.cache_path(gest, path)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -130,7 +130,7 @@ def test_list_gives_every_file_with_its_pin_size_licence_and_cache_state(cache: 
     assert lines[1] == "  licence: CC BY-SA 4.0"
     assert lines[3] == "  no             85,255  sha256:172a8ad57c5b     data/cps_translated_ar_formatted.csv"
     size = sum(
-        pin.size for name in ("s_jsd-multilingual", "crows-pairs") for pin in sources.SOURCES[name].files.values()
+        pin.size for name in ("s_jsd-multilingual", "crows-pairs") for pin in registry.SOURCES[name].files.values()
     )
     assert lines[-2:] == [
         f"11 files, {size / 1e6:.1f} MB; 0 cached in {cache}",
@@ -152,7 +152,7 @@ def test_fetch_from_the_mirror_with_a_progress_bar(cache: Path, tmp_path: Path, 
         patch.setattr(sys, "stderr", terminal)
         assert main(["data", "fetch", "--benchmarks", "s_jsd"]) == 0
     size = sum(
-        pin.size for name in ("s_jsd-multilingual", "crows-pairs") for pin in sources.SOURCES[name].files.values()
+        pin.size for name in ("s_jsd-multilingual", "crows-pairs") for pin in registry.SOURCES[name].files.values()
     )
     assert f"data fetch: 100%|##########| {size / 1e6:.2f}M/{size / 1e6:.2f}M" in terminal.getvalue()
     assert cached_files(cache) == names("s_jsd")
@@ -180,14 +180,14 @@ def test_truncated_closed_and_stalled_downloads_leave_nothing_in_the_cache(cache
         "crows-pairs/data/crows_pairs_anonymized.csv": "stalls",
     }
     with serve_mirror(shared_data_dir(), tmp_path / "faulty", faults) as server:
-        monkeypatch.setenv(sources.BASE_URL_ENV, server.url)
+        monkeypatch.setenv(upstream.BASE_URL_ENV, server.url)
         assert main(["data", "fetch", "--benchmarks", "s_jsd"]) == 1
     out, err = capsys.readouterr()
     lines = err.splitlines()
     assert len(lines) == 3 and out == f"8 of 11 files verified in the cache {cache}\n"
     by_file = {line.split(": ")[1]: line for line in lines}
     assert by_file.keys() == faults.keys()
-    truncated = sources.get_source("s_jsd-multilingual").files["data/cps_translated_de_formatted.csv"]
+    truncated = registry.get_source("s_jsd-multilingual").files["data/cps_translated_de_formatted.csv"]
     assert f"checksum mismatch for {server.url}/VSteinborn/" in by_file[next(iter(faults))]
     assert f"expected sha256 {truncated.digest}, got " in by_file[next(iter(faults))]
     half = 67601 // 2
@@ -199,7 +199,7 @@ def test_truncated_closed_and_stalled_downloads_leave_nothing_in_the_cache(cache
     assert all("LM_EVAL_STEREO_DATA_DIR" in line for line in lines)
     assert cached_files(cache) == names("s_jsd") - faults.keys()
     with serve_mirror(shared_data_dir(), tmp_path / "sound") as server:
-        monkeypatch.setenv(sources.BASE_URL_ENV, server.url)
+        monkeypatch.setenv(upstream.BASE_URL_ENV, server.url)
         assert main(["data", "fetch", "--benchmarks", "s_jsd"]) == 0
         assert sorted(server.requests) == sorted(server.url_path(name) for name in faults)
     assert cached_files(cache) == names("s_jsd")
@@ -208,7 +208,7 @@ def test_truncated_closed_and_stalled_downloads_leave_nothing_in_the_cache(cache
 def test_without_network_or_mirror_one_line_says_how_to_get_the_data(tmp_path: Path):
     env = {sources.DATA_DIR_ENV: "", sources.CACHE_ENV: str(tmp_path / "cache")}
     closed = f"http://127.0.0.1:{free_port()}"
-    proc = run_cli("data", "fetch", env={**env, sources.BASE_URL_ENV: closed})
+    proc = run_cli("data", "fetch", env={**env, upstream.BASE_URL_ENV: closed})
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and proc.stdout == ""
     assert proc.stderr.startswith(f"lm-eval-stereo data fetch: could not reach {closed}/slds-lmu/stereotypes-multi/")
     assert (
@@ -253,7 +253,7 @@ def test_mirror_converts_the_stereoset_pickles_to_the_pinned_json_lines(
 ):
     """Two pickles cached: the mirror gets them and their JSON-lines copies, byte-identical to the pinned ones, which
     the data layer then reads; the nine files not cached are named."""
-    stereoset = sources.get_source("stereoset-multi")
+    stereoset = registry.get_source("stereoset-multi")
     pickles = [stereoset_data.upstream_path(test, "tr") for test in ("intrasentence", "intersentence")]
     for path in pickles:
         target = sources.cache_path(stereoset, path)
@@ -291,7 +291,7 @@ def test_verify_names_each_missing_or_wrong_file(tmp_path: Path, capsys):
     (stereo / intra_de).with_suffix(".jsonl").unlink()
     assert main(["data", "verify", str(mirror), "--benchmarks", "stereoset_multi,s_jsd,gest"]) == 1
     out, err = capsys.readouterr()
-    pin = sources.get_source("s_jsd-multilingual").files["data/cps_translated_de_formatted.csv"]
+    pin = registry.get_source("s_jsd-multilingual").files["data/cps_translated_de_formatted.csv"]
     assert err.splitlines() == [
         f"lm-eval-stereo data verify: {stereo / intra_de}: missing (nor its copy df_intrasentence_de.jsonl)",
         f"lm-eval-stereo data verify: {mirror / 'gest'}: missing (the 47 pinned files of gest)",
@@ -357,11 +357,11 @@ def test_make_demo_checks_the_upstream_host_under_the_base_url(tmp_path: Path):
     downloads would go: the loopback server answers, a closed port gives the one line that says how to get the data."""
     script = Path(__file__).resolve().parents[1] / "scripts" / "check_data.py"
     with serve_mirror(shared_data_dir(), tmp_path / "www") as server:
-        env = {**os.environ, sources.DATA_DIR_ENV: "", sources.BASE_URL_ENV: server.url}
+        env = {**os.environ, sources.DATA_DIR_ENV: "", upstream.BASE_URL_ENV: server.url}
         ok = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=60)
         assert ok.returncode == 0 and ok.stderr == ""
         assert server.requests == [server.url_path("gest/data/gest.csv")]
-    env[sources.BASE_URL_ENV] = f"http://127.0.0.1:{free_port()}"
+    env[upstream.BASE_URL_ENV] = f"http://127.0.0.1:{free_port()}"
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1
     assert proc.stderr.startswith("no data: LM_EVAL_STEREO_DATA_DIR is unset and the upstream host is unreachable")

@@ -13,7 +13,7 @@ import pytest
 from lm_eval_runner import free_port, shared_data_dir
 from loopback_server import serve_mirror
 
-from lm_eval_stereo.core import sources
+from lm_eval_stereo.core import registry, sources, upstream
 from lm_eval_stereo.core.errors import ChecksumError, DataUnavailableError, MalformedDataError, NoNetworkError
 from lm_eval_stereo.core.pins import Pin, git_blob_id, parse_pins
 from lm_eval_stereo.core.readers import read_csv, read_jsonl
@@ -28,7 +28,7 @@ JSONL = stereoset_data.upstream_path("intersentence", "de", ".jsonl")
 def test_every_pinned_file_of_the_mirror_matches(monkeypatch):
     """Pins and sizes against the mirror; the one file the mirror lacks is pinned by its git blob id."""
     checked = 0
-    for source in sources.SOURCES.values():
+    for source in registry.SOURCES.values():
         for path, pin in [*source.files.items(), *source.mirror_files.items()]:
             local = shared_data_dir() / source.name / path
             if local.exists():
@@ -36,10 +36,10 @@ def test_every_pinned_file_of_the_mirror_matches(monkeypatch):
                 checked += 1
             else:
                 assert (source.name, path) == ("gest", "data/gender_variants.csv"), "only this one may be missing"
-    assert checked >= sum(len(s.files) + len(s.mirror_files) for s in sources.SOURCES.values()) - 1 == 131
-    assert "/883f005dd9d003a6974e498f435629ec46d931c7/" in sources.get_source(SOURCE).url(PKL)
-    assert sources.get_source(SOURCE).url(PKL).startswith("https://raw.githubusercontent.com/slds-lmu/")
-    variants = sources.get_source("gest").pin("data/gender_variants.csv")
+    assert checked >= sum(len(s.files) + len(s.mirror_files) for s in registry.SOURCES.values()) - 1 == 131
+    assert "/883f005dd9d003a6974e498f435629ec46d931c7/" in registry.get_source(SOURCE).url(PKL)
+    assert registry.get_source(SOURCE).url(PKL).startswith("https://raw.githubusercontent.com/slds-lmu/")
+    variants = registry.get_source("gest").pin("data/gender_variants.csv")
     assert (variants.kind, variants.digest, variants.size) == (
         "git-blob",
         "fcbb290cc931675aa7820b0be5ea97c6b40c93a9",
@@ -93,7 +93,7 @@ def test_mirror_file_with_wrong_checksum_is_refused(tmp_path, monkeypatch):
         stereoset_data.load_rows("de")
     message = str(info.value)
     assert str(target) in message
-    assert sources.get_source(SOURCE).mirror_files[intra].digest in message
+    assert registry.get_source(SOURCE).mirror_files[intra].digest in message
     assert sources.sha256_of(target) in message
 
 
@@ -108,11 +108,11 @@ def test_missing_mirror_file_names_the_path_and_the_fix(tmp_path, monkeypatch):
 def test_no_network_and_no_mirror_says_which_variable_to_set(monkeypatch, tmp_path):
     monkeypatch.delenv(sources.DATA_DIR_ENV)
     monkeypatch.setenv(sources.CACHE_ENV, str(tmp_path))
-    monkeypatch.setenv(sources.BASE_URL_ENV, f"http://127.0.0.1:{free_port()}/")
+    monkeypatch.setenv(upstream.BASE_URL_ENV, f"http://127.0.0.1:{free_port()}/")
     with pytest.raises(NoNetworkError) as info:
         stereoset_data.load_rows("fr")
     assert "LM_EVAL_STEREO_DATA_DIR" in str(info.value) and "lm-eval-stereo data mirror" in str(info.value)
-    assert f"{sources.base_url()}/slds-lmu/stereotypes-multi/883f005" in str(info.value)
+    assert f"{upstream.base_url()}/slds-lmu/stereotypes-multi/883f005" in str(info.value)
     monkeypatch.setenv(sources.OFFLINE_ENV, "1")
     with pytest.raises(NoNetworkError, match=sources.OFFLINE_ENV):
         sources.fetch(SOURCE, PKL)
@@ -125,10 +125,10 @@ def test_download_verifies_caches_and_unpickles_to_the_mirror_rows(monkeypatch, 
     monkeypatch.delenv(sources.DATA_DIR_ENV)
     monkeypatch.setenv(sources.CACHE_ENV, str(tmp_path / "cache"))
     with serve_mirror(shared_data_dir(), tmp_path / "www") as server:
-        monkeypatch.setenv(sources.BASE_URL_ENV, server.url)
+        monkeypatch.setenv(upstream.BASE_URL_ENV, server.url)
         frame = load_dataframe(sources.fetch(SOURCE, PKL))
         assert server.requests == [server.url_path(f"{SOURCE}/{PKL}")]
-        assert sources.fetch(SOURCE, PKL) == tmp_path / "cache" / SOURCE / sources.get_source(SOURCE).commit / PKL
+        assert sources.fetch(SOURCE, PKL) == tmp_path / "cache" / SOURCE / registry.get_source(SOURCE).commit / PKL
         assert len(server.requests) == 1, "the second fetch must come from the cache"
     mirror_rows = read_jsonl(shared_data_dir() / SOURCE / JSONL)
     pickled_rows = frame.drop(columns=[c for c in frame.columns if c.endswith("_labels")]).to_dict(orient="records")
@@ -139,10 +139,10 @@ def test_download_with_wrong_checksum_is_not_cached(monkeypatch, tmp_path):
     monkeypatch.delenv(sources.DATA_DIR_ENV)
     monkeypatch.setenv(sources.CACHE_ENV, str(tmp_path / "cache"))
     with serve_mirror(shared_data_dir(), tmp_path / "www", {f"{SOURCE}/{PKL}": "truncated"}) as server:
-        monkeypatch.setenv(sources.BASE_URL_ENV, server.url)
+        monkeypatch.setenv(upstream.BASE_URL_ENV, server.url)
         with pytest.raises(ChecksumError) as info:
             sources.fetch(SOURCE, PKL)
-    assert sources.get_source(SOURCE).files[PKL].digest in str(info.value)
+    assert registry.get_source(SOURCE).files[PKL].digest in str(info.value)
     assert not any(p.is_file() for p in (tmp_path / "cache").rglob("*"))
 
 
@@ -151,16 +151,16 @@ def test_download_of_a_file_pinned_by_its_git_blob_id(monkeypatch, tmp_path):
     downloaded and cached; pinned by another blob id, it is refused and not cached."""
     monkeypatch.delenv(sources.DATA_DIR_ENV)
     monkeypatch.setenv(sources.CACHE_ENV, str(tmp_path / "cache"))
-    gest = sources.get_source("gest")
+    gest = registry.get_source("gest")
     blob = Pin("git-blob", "b492feaa2d9acb02416b22fe73d97913201bf13e")
     with serve_mirror(shared_data_dir(), tmp_path / "www") as server:
-        monkeypatch.setenv(sources.BASE_URL_ENV, server.url)
-        monkeypatch.setitem(sources.SOURCES, "gest", replace(gest, files={"data/gest.csv": blob}))
+        monkeypatch.setenv(upstream.BASE_URL_ENV, server.url)
+        monkeypatch.setitem(registry.SOURCES, "gest", replace(gest, files={"data/gest.csv": blob}))
         cached = sources.fetch("gest", "data/gest.csv")
         assert cached.read_bytes() == (shared_data_dir() / "gest" / "data" / "gest.csv").read_bytes()
         cached.unlink()
         wrong = Pin("git-blob", "910fb858b1382e6f3c37a0c6ea77d779af8d55ff")  # gest_1.1.csv's
-        monkeypatch.setitem(sources.SOURCES, "gest", replace(gest, files={"data/gest.csv": wrong}))
+        monkeypatch.setitem(registry.SOURCES, "gest", replace(gest, files={"data/gest.csv": wrong}))
         with pytest.raises(
             ChecksumError, match="expected git-blob 910fb858b1382e6f3c37a0c6ea77d779af8d55ff, got b492f"
         ):

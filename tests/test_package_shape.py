@@ -6,17 +6,22 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import json
+import re
 import subprocess
 import sys
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
 import yaml
 from lm_eval_runner import REPO, run_lm_eval
 
-from lm_eval_stereo import tasks_path
-from lm_eval_stereo.core import options
+from lm_eval_stereo import _autoload, tasks_path
+from lm_eval_stereo.core import model_tokenizer, options
 from lm_eval_stereo.core.errors import OptionError
+from lm_eval_stereo.core.values import flag, parse_model_args
+from lm_eval_stereo.report.runs import Run
 from lm_eval_stereo.tasks.german_gender_bias.answers import GEN_PREFIX
 from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS as STEREOSET_METRICS
 
@@ -79,11 +84,47 @@ def test_german_prefill_in_yaml_equals_the_python_marker() -> None:
 
 def test_flag_parses_the_same_truth_values_everywhere() -> None:
     for value in (True, "true", "1", 1, "YES", "on"):
-        assert options.flag(value) is True
+        assert flag(value) is True
     for value in (False, "false", "0", 0, "no", "Off"):
-        assert options.flag(value) is False
+        assert flag(value) is False
     with pytest.raises(OptionError, match="'exclude_undetermined' must be true or false"):
-        options.flag("maybe", "exclude_undetermined")
+        flag("maybe", "exclude_undetermined")
+
+
+def test_trust_remote_code_on_means_true_everywhere(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``trust_remote_code=on`` (lm_eval hands it to the tasks as the string "on"): the tokenizer the tasks load
+    trusts remote code; the report and the start-up hook read the model arguments with the one parser, in each form
+    lm_eval accepts; the hook's own switch reads on/off the same way."""
+    trusted: list[bool] = []
+    monkeypatch.setattr(model_tokenizer, "_load", lambda name, revision, trust: trusted.append(trust))
+    for given in ("on", "ON", True, 1, "off", False, None):
+        model_tokenizer.load_tokenizer({"pretrained": "m", "trust_remote_code": given})
+    assert trusted == [True, True, True, True, False, False, False]
+    with pytest.raises(OptionError, match="'trust_remote_code' must be true or false"):
+        model_tokenizer.load_tokenizer({"pretrained": "m", "trust_remote_code": "maybe"})
+
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}", encoding="utf-8")
+    for folder, stops in ((model, False), (tmp_path / "missing", True)):
+        expected = {"pretrained": str(folder), "trust_remote_code": "on"}
+        forms = (f"pretrained={folder},trust_remote_code=on", json.dumps(expected), dict(expected))
+        for model_args in forms:
+            assert parse_model_args(model_args) == expected
+            assert flag(parse_model_args(model_args)["trust_remote_code"]) is True
+            assert Run(tmp_path / "results.json", {"config": {"model_args": model_args}}).model_args == expected
+            if stops:
+                with pytest.raises(SystemExit):
+                    _autoload.check_pretrained(model_args)
+            else:
+                _autoload.check_pretrained(model_args)
+
+    for setting, on in (("on", True), ("OFF", False), ("0", False), ("", True)):
+        monkeypatch.setenv(_autoload.AUTOLOAD_ENV, setting)
+        assert _autoload.enabled() is on
+    monkeypatch.setenv(_autoload.AUTOLOAD_ENV, "maybe")
+    with pytest.warns(_autoload.PluginHookWarning, match="'LM_EVAL_STEREO_AUTOLOAD' must be true or false"):
+        assert _autoload.enabled() is True
 
 
 def test_unknown_key_lists_the_accepted_ones_and_suggests_the_near_miss() -> None:
@@ -122,17 +163,39 @@ def _plugin_imports(path: Path) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize(
-    "layer, forbidden",
-    [("core", "lm_eval_stereo.models"), ("core", "lm_eval_stereo.tasks"), ("report", "lm_eval_stereo.models")],
-)
-def test_imports_go_one_way(layer: str, forbidden: str) -> None:
-    """Task machinery (``core``) imports neither the backends (``models``) nor the benchmarks (``tasks``: it reads the
-    registry they fill), and the report never imports the backends; ``models`` and ``tasks`` may use ``core``."""
-    offenders = {
-        path.relative_to(REPO).as_posix(): sorted(name for name in _plugin_imports(path) if name.startswith(forbidden))
-        for path in (REPO / "lm_eval_stereo" / layer).rglob("*.py")
+def _module_paths_in_strings(path: Path, package: str) -> set[str]:
+    """Module paths into ``package`` that a file writes in its strings (docstrings, messages, ``module:function``
+    targets): the package itself, a module below it (dotted) or a file below it (with slashes)."""
+    pattern = re.compile(re.escape(package).replace(r"\.", "[./]") + r"\b[\w./:<>]*")
+    return {
+        found
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        for found in pattern.findall(node.value)
     }
+
+
+@pytest.mark.parametrize(
+    "layer, forbidden, nor_in_strings",
+    [
+        ("core", "lm_eval_stereo.models", False),
+        ("core", "lm_eval_stereo.tasks", True),
+        ("datastore", "lm_eval_stereo.tasks", True),
+        ("report", "lm_eval_stereo.models", False),
+    ],
+)
+def test_imports_go_one_way(layer: str, forbidden: str, nor_in_strings: bool) -> None:
+    """Task machinery (``core``) imports neither the backends (``models``) nor the benchmarks (``tasks``: it reads the
+    registry they fill), the data commands (``datastore``) do not import the benchmarks either, and the report never
+    imports the backends; ``models`` and ``tasks`` may use ``core``. ``core`` and ``datastore`` do not even name a
+    module of the benchmarks in a string (a ``module:function`` to import later, a docstring): a new benchmark,
+    its upstream sources and its mirror conversion change nothing there."""
+    offenders = {}
+    for path in (REPO / "lm_eval_stereo" / layer).rglob("*.py"):
+        names = {name for name in _plugin_imports(path) if name.startswith(forbidden)}
+        if nor_in_strings:
+            names |= _module_paths_in_strings(path, forbidden)
+        offenders[path.relative_to(REPO).as_posix()] = sorted(names)
     assert {path: names for path, names in offenders.items() if names} == {}
 
 
@@ -153,6 +216,51 @@ def test_modules_of_a_package_do_not_import_each_other_in_a_cycle(package: str) 
         order += ready
         graph = {name: needs for name, needs in graph.items() if name not in ready}
     assert len(order) == len(list(folder.glob("*.py")))
+
+
+def _module_names() -> dict[str, Path]:
+    """Every module of the plugin by its dotted name (a package by its own name, for its ``__init__.py``)."""
+    modules = {}
+    for path in (REPO / "lm_eval_stereo").rglob("*.py"):
+        parts = path.relative_to(REPO).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+def _load_time_imports(path: Path, modules: Collection[str]) -> set[str]:
+    """The plugin's modules that a file imports when it is loaded: at module level, in class bodies and under
+    ``if TYPE_CHECKING:`` (a cycle through type hints is a cycle too), not inside functions. ``from package import
+    name`` counts as an import of the module ``package.name`` where there is one, else of ``package``."""
+    found: set[str] = set()
+    pending: list[ast.AST] = [ast.parse(path.read_text(encoding="utf-8"))]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found |= {
+                f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules else node.module
+                for alias in node.names
+            }
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        pending.extend(ast.iter_child_nodes(node))
+    return found & set(modules)
+
+
+def test_no_import_cycle_among_the_plugins_modules() -> None:
+    """Every module of the plugin can be loaded after the modules it imports (type-checking imports included): no two
+    modules need each other, through any chain."""
+    modules = _module_names()
+    graph = {name: _load_time_imports(path, modules) - {name} for name, path in modules.items()}
+    while ready := {name for name, needs in graph.items() if not needs & graph.keys()}:
+        graph = {name: needs for name, needs in graph.items() if name not in ready}
+    # what is left needs another module that is left: follow the first need until a module repeats
+    chain = sorted(graph)[:1]
+    while chain and chain[-1] not in chain[:-1]:
+        chain.append(min(graph[chain[-1]] & graph.keys()))
+    cycle = chain[chain.index(chain[-1]) :] if chain else []
+    assert cycle == [], "import cycle: " + " -> ".join(cycle)
 
 
 def test_declared_plugin_model_arguments_are_the_backends_own() -> None:

@@ -200,10 +200,10 @@ def test_lists_are_the_literals_of_asso_py_parsed_never_executed() -> None:
 
 
 def test_lists_come_from_the_downloaded_asso_py_without_a_mirror(tmp_path: Path, monkeypatch) -> None:
-    from lm_eval_stereo.core import sources
+    from lm_eval_stereo.core import registry, sources
     from lm_eval_stereo.core.errors import DataUnavailableError
 
-    commit = sources.get_source(data.SOURCE).commit
+    commit = registry.get_source(data.SOURCE).commit
     cached = tmp_path / data.SOURCE / commit / "asso.py"
     cached.parent.mkdir(parents=True)
     cached.write_text(_upstream("asso.py"), encoding="utf-8")  # as a verified download leaves it in the cache

@@ -6,10 +6,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-
-def truthy(value: Any) -> bool:
-    """A ``--metadata`` / ``--model_args`` flag: true for 1, true, yes (any case)."""
-    return str(value).strip().lower() in ("1", "true", "yes")
+from lm_eval_stereo.core.values import flag
 
 
 def tokenizer_name(metadata: Mapping[str, Any]) -> str | None:
@@ -26,8 +23,10 @@ def _load(name: str, revision: str | None, trust_remote_code: bool) -> Any:
 
 
 def load_tokenizer(metadata: Mapping[str, Any]) -> Any:
-    """The tokenizer named by the model arguments (cached); raises when none is named or it cannot be loaded."""
+    """The tokenizer named by the model arguments (cached), with their ``revision`` and ``trust_remote_code`` (a truth
+    value, :func:`~lm_eval_stereo.core.values.flag`); raises when none is named, ``trust_remote_code`` is not true or
+    false, or the tokenizer cannot be loaded."""
     name = tokenizer_name(metadata)
     if name is None:
         raise ValueError("no tokenizer= or pretrained= model argument")
-    return _load(name, metadata.get("revision"), truthy(metadata.get("trust_remote_code", False)))
+    return _load(name, metadata.get("revision"), flag(metadata.get("trust_remote_code") or False, "trust_remote_code"))

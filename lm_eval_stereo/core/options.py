@@ -1,15 +1,15 @@
 """The one parser of task options given with ``--metadata`` (and of the model arguments tasks read).
 
 lm_eval hands a task one dict: the model arguments (``--model_args``) merged with ``--metadata`` and the task YAML's
-own ``metadata``. Every task declares its options (:class:`Option`: name, default, parser, help); :func:`parse`
-returns their values and rejects keys that are neither an option of this task, an option of another plugin task
-(one ``--metadata`` serves every task of a run), a task-YAML metadata key, nor a model argument of a known backend.
+own ``metadata``. Every task declares its options (:class:`~lm_eval_stereo.core.registry.Option`: name, default,
+parser, help); :func:`parse` returns their values and rejects keys that are neither an option of this task, an option
+of another plugin task (one ``--metadata`` serves every task of a run), a task-YAML metadata key, nor a model argument
+of a known backend.
 A typo such as ``normalisation`` is therefore an error that lists the keys the task accepts, never a silent default.
 The options of the other tasks are those the benchmarks declare in the registry (:mod:`lm_eval_stereo.core.registry`),
-which ``lm_eval_stereo.tasks`` fills before any plugin task is built, whatever the order of ``--tasks``.
+which the plugin's tasks package fills before any plugin task is built, whatever the order of ``--tasks``.
 
-Truth values are parsed the same way everywhere (:func:`flag`): true for ``true``/``1``/``yes``/``on``, false for
-``false``/``0``/``no``/``off``, in any case; anything else is an error naming the option.
+A true/false option is parsed by :func:`lm_eval_stereo.core.values.flag`, as every truth value of the plugin is.
 """
 
 from __future__ import annotations
@@ -17,14 +17,11 @@ from __future__ import annotations
 import difflib
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_stereo.core import registry
 from lm_eval_stereo.core.errors import OptionError
-
-TRUE = ("1", "true", "yes", "on")
-FALSE = ("0", "false", "no", "off")
+from lm_eval_stereo.core.registry import Option
 
 #: keys of a task YAML's ``metadata`` block that lm_eval itself uses
 YAML_METADATA = ("version", "config_source", "num_fewshot", "pretrained_model_name_or_path")
@@ -39,18 +36,6 @@ OTHER_MODEL_ARGUMENTS = (
     "tensor_parallel_size", "timeout", "token", "tokenized_requests", "tokenizer_backend", "tokenizer_mode",
     "torch_dtype", "use_auth_token", "verify_certificate",
 )  # fmt: skip
-
-
-def flag(value: Any, name: str = "option") -> bool:
-    """A truth value from JSON (true/false), a number 0/1 or a string (true/false, 1/0, yes/no, on/off)."""
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in TRUE:
-        return True
-    if text in FALSE:
-        return False
-    raise OptionError(f"option {name!r} must be true or false (also 1/0, yes/no, on/off), got {value!r}")
 
 
 def choice(*allowed: str) -> Callable[[Any, str], str]:
@@ -78,21 +63,6 @@ def text(value: Any, name: str) -> str | None:
 
 def anything(value: Any, name: str) -> Any:
     return value
-
-
-@dataclass(frozen=True)
-class Option:
-    """A task option: its key in ``--metadata``, default, parser ``(value, name) -> parsed`` and help text."""
-
-    name: str
-    default: Any
-    parse: Callable[[Any, str], Any]
-    help: str
-
-    def value(self, given: Mapping[str, Any]) -> Any:
-        if self.name not in given or given[self.name] is None:
-            return self.default
-        return self.parse(given[self.name], self.name)
 
 
 #: the plugin backends' own model arguments (``hf-mlm``: HFLM's and ``pll``; ``replay``: the recording's columns).

@@ -1,10 +1,10 @@
 """The registry of benchmarks: each benchmark declares itself once, and everything else reads that declaration.
 
-A benchmark folder ``lm_eval_stereo/tasks/<benchmark>/`` exports one :class:`Benchmark` from its ``__init__.py``;
-``lm_eval_stereo/tasks/__init__.py`` lists the five and :func:`register` s them, so importing any plugin task (lm_eval
-imports ``lm_eval_stereo.tasks.<benchmark>.task`` through a YAML's ``class: !function``, which imports
-``lm_eval_stereo.tasks`` first) fills the registry before a task is built. ``core`` imports no task module: the
-option parser, the data pins of a task and the report ask the registry.
+Each benchmark folder of the plugin's tasks package exports one :class:`Benchmark` from its ``__init__.py``; the
+package's own ``__init__.py`` lists them and :func:`register` s them, so importing any plugin task (lm_eval imports a
+task module through a YAML's ``class: !function``, which imports the tasks package first) fills the registry before a
+task is built. ``core`` imports no task module and names none: the option parser, the data layer (a source by name,
+:func:`get_source`), the data pins of a task and the report ask the registry.
 
 Every plugin task writes its benchmark and the id of its metric set (``<benchmark>.<kind>``,
 :attr:`~lm_eval_stereo.core.metrics.MetricSet.id`) into its config metadata, which lm_eval keeps in the results
@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lm_eval_stereo.core.figures import FigureSpec
+from lm_eval_stereo.core.upstream import Source
 
 if TYPE_CHECKING:
     from lm_eval_stereo.core.metrics import MetricSet
-    from lm_eval_stereo.core.options import Option
 
 #: ``(task, metric names in the results, items or None) -> MetricSet``: the metric set of a task of this kind
 #: (GEST declares its metrics per prompt template and reads the templates from the names or items)
@@ -38,23 +38,39 @@ def fixed(metric_set: MetricSet) -> MetricSetFactory:
     return factory
 
 
+@dataclass(frozen=True)
+class Option:
+    """A task option: its key in ``--metadata``, default, parser ``(value, name) -> parsed`` and help text
+    (:mod:`lm_eval_stereo.core.options` parses them)."""
+
+    name: str
+    default: Any
+    parse: Callable[[Any, str], Any]
+    help: str
+
+    def value(self, given: Mapping[str, Any]) -> Any:
+        if self.name not in given or given[self.name] is None:
+            return self.default
+        return self.parse(given[self.name], self.name)
+
+
 @dataclass(frozen=True, eq=False)
 class Benchmark:
     """One benchmark: its folder ``name``, ``title``, the fnmatch ``task_patterns`` of its task and group names, the
     ``options`` its tasks accept in ``--metadata`` (each name once), its ``metric_sets`` by id, the pinned upstream
-    ``sources`` (keys of :data:`lm_eval_stereo.core.sources.SOURCES`) it reads, its report ``figures``, its
-    ``languages`` (the language registry its per-language YAMLs are generated from), ``report_ideals``: the value
-    the report measures a metric declared without a direction against (fnmatch pattern -> value; e.g. a leakage
-    coefficient against 0, no carry-over, where the declaration stays undirected because the target language's own
-    coefficient is expected positive), and ``commands``: subcommands of the ``lm-eval-stereo`` console script that
-    only this benchmark has (name -> ``main(argv) -> exit status``)."""
+    ``sources`` it reads (declared in its folder's ``sources.py``; a source that several benchmarks read is one
+    object, declared once), its report ``figures``, its ``languages`` (the language registry its per-language YAMLs
+    are generated from), ``report_ideals``: the value the report measures a metric declared without a direction
+    against (fnmatch pattern -> value; e.g. a leakage coefficient against 0, no carry-over, where the declaration stays
+    undirected because the target language's own coefficient is expected positive), and ``commands``: subcommands of
+    the ``lm-eval-stereo`` console script that only this benchmark has (name -> ``main(argv) -> exit status``)."""
 
     name: str
     title: str
     task_patterns: tuple[str, ...]
     options: tuple[Option, ...]
     metric_sets: Mapping[str, MetricSetFactory]
-    sources: tuple[str, ...]
+    sources: tuple[Source, ...]
     figures: tuple[FigureSpec, ...] = ()
     languages: tuple[str, ...] = ()
     report_ideals: Mapping[str, float] = field(default_factory=dict)
@@ -73,14 +89,29 @@ class Benchmark:
 
 _REGISTRY: dict[str, Benchmark] = {}
 
+#: the upstream sources of the registered benchmarks by name, in registration order (filled by :func:`register`; a
+#: source by name is :func:`get_source`)
+SOURCES: dict[str, Source] = {}
+
+_NONE_REGISTERED = "none registered (the plugin's tasks package registers them when it is imported)"
+
 
 def register(*benchmarks: Benchmark) -> None:
-    """Add benchmarks to the registry (``lm_eval_stereo/tasks/__init__.py`` registers the five)."""
+    """Add benchmarks and their sources to the registry (the tasks package registers the plugin's benchmarks)."""
     for benchmark in benchmarks:
         known = _REGISTRY.get(benchmark.name)
-        if known is not None and known is not benchmark:
+        if known is benchmark:
+            continue
+        if known is not None:
             raise ValueError(f"benchmark {benchmark.name} is declared twice")
+        for source in benchmark.sources:
+            if SOURCES.get(source.name, source) is not source:
+                raise ValueError(
+                    f"benchmark {benchmark.name}: source {source.name} is declared twice; declare it once and import "
+                    "it into each benchmark that reads it"
+                )
         _REGISTRY[benchmark.name] = benchmark
+        SOURCES.update((source.name, source) for source in benchmark.sources)
 
 
 def benchmarks() -> tuple[Benchmark, ...]:
@@ -93,8 +124,17 @@ def benchmark(name: str) -> Benchmark:
     try:
         return _REGISTRY[name]
     except KeyError:
-        known = ", ".join(_REGISTRY) or "none registered (import lm_eval_stereo.tasks)"
+        known = ", ".join(_REGISTRY) or _NONE_REGISTERED
         raise KeyError(f"unknown benchmark {name!r}; known: {known}") from None
+
+
+def get_source(name: str) -> Source:
+    """The upstream source called ``name`` that a registered benchmark reads; KeyError listing the known ones."""
+    try:
+        return SOURCES[name]
+    except KeyError:
+        known = ", ".join(sorted(SOURCES)) or _NONE_REGISTERED
+        raise KeyError(f"unknown data source {name!r}; known: {known}") from None
 
 
 def all_options() -> frozenset[str]:

@@ -7,7 +7,7 @@ metric's aggregation computes every metric (:meth:`MetricSet.compute`, items sor
 do not depend on request order or data-parallel ranks); the other aggregations look the result up by the items' keys.
 lm_eval runs the aggregations of a task in the order of the first document's metrics, so the first one runs first.
 
-A task YAML names its class (``class: !function lm_eval_stereo.tasks.<benchmark>.task.<Class>``) and repeats no
+A task YAML names its class (``class: !function <its benchmark's task module>.<Class>``) and repeats no
 metric: :class:`SummaryTask` answers lm_eval's public hooks ``process_results``, ``aggregation`` and
 ``higher_is_better`` from the class's :class:`~lm_eval_stereo.core.metrics.MetricSet`, and parses the task's options
 (:mod:`lm_eval_stereo.core.options`) before the data is loaded.
@@ -24,7 +24,6 @@ from lm_eval.api.task import ConfigurableTask
 from lm_eval_stereo.core import options as task_options
 from lm_eval_stereo.core import registry
 from lm_eval_stereo.core.metrics import MetricSet, register_table
-from lm_eval_stereo.core.sources import SOURCES
 
 MAX_CACHED = 32
 
@@ -91,9 +90,9 @@ def declaration(metric_set: MetricSet) -> dict[str, str]:
     if bench is None:
         raise RuntimeError(
             f"{metric_set.label}: metric set id {metric_set.id!r} is declared by no registered benchmark "
-            "(lm_eval_stereo/tasks/<benchmark>/__init__.py)"
+            "(a benchmark declares its metric sets in its folder's __init__.py)"
         )
-    pins = ", ".join(f"{name}@{SOURCES[name].commit[:12]}" for name in sorted(bench.sources))
+    pins = ", ".join(f"{source.name}@{source.commit[:12]}" for source in sorted(bench.sources, key=lambda s: s.name))
     return {"benchmark": bench.name, "metric_set": metric_set.id, "data": pins}
 
 
@@ -105,7 +104,7 @@ class SummaryTask(ConfigurableTask):
     """
 
     METRICS: ClassVar[MetricSet | None] = None
-    OPTIONS: ClassVar[Sequence[task_options.Option]] = ()
+    OPTIONS: ClassVar[Sequence[registry.Option]] = ()
     KEY_FIELD: ClassVar[str] = "key"
 
     def __init__(self, config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:

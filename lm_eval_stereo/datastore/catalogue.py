@@ -1,4 +1,5 @@
-"""Which pinned files each benchmark reads, and where the cache keeps them."""
+"""Which pinned files each benchmark reads (the sources the registered benchmarks declare), and where the cache keeps
+them."""
 
 from __future__ import annotations
 
@@ -6,16 +7,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from lm_eval_stereo.core import sources
+from lm_eval_stereo.core import registry, sources
 from lm_eval_stereo.core.pins import Pin
-from lm_eval_stereo.core.sources import SOURCES, Source
+from lm_eval_stereo.core.upstream import Source
 
 
 def benchmark_sources() -> dict[str, tuple[str, ...]]:
-    """Benchmark folder name -> the names of the sources (keys of ``SOURCES``) it reads, from the benchmark registry."""
-    from lm_eval_stereo.tasks import BENCHMARKS
-
-    return {bench.name: bench.sources for bench in BENCHMARKS}
+    """Benchmark folder name -> the names of the sources it reads, from the benchmark registry."""
+    return {bench.name: tuple(source.name for source in bench.sources) for bench in registry.benchmarks()}
 
 
 def benchmark_names() -> tuple[str, ...]:
@@ -53,10 +52,10 @@ class PinnedFile:
 
 
 def selected_sources(benchmarks: Iterable[str] | None = None) -> list[Source]:
-    """The sources the benchmarks read (every benchmark when None), in ``SOURCES`` order."""
+    """The sources the benchmarks read (every benchmark when None), in the registry's order."""
     mapping = benchmark_sources()
     wanted = {name for benchmark in (benchmarks or mapping) for name in mapping[benchmark]}
-    return [source for name, source in SOURCES.items() if name in wanted]
+    return [source for name, source in registry.SOURCES.items() if name in wanted]
 
 
 def pinned_files(selected: Sequence[Source]) -> list[PinnedFile]:

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from lm_eval_stereo.cli_args import Parser, input_folder, output_folder
 from lm_eval_stereo.core import sources
 from lm_eval_stereo.core.errors import DataError, NoNetworkError
-from lm_eval_stereo.core.sources import Source
+from lm_eval_stereo.core.upstream import Source
 from lm_eval_stereo.datastore.catalogue import (
     Cached,
     PinnedFile,

@@ -1,16 +1,16 @@
 """The offline mirror layout ``<dir>/<source>/<upstream path>``: written from the download cache, and verified.
 
-A mirror written here holds every pinned upstream file and, for sources with a ``mirror_converter`` (multilingual
-StereoSet), the converted copies the data layer prefers (JSON lines instead of pickles), each checked against its own
-pin. Every file is written through a ``.part`` file and renamed once verified, so an interrupted run leaves no
-partial file under a name the data layer reads; files already in place with their pinned bytes are kept.
+A mirror written here holds every pinned upstream file and, for sources whose benchmark declares a
+``mirror_converter`` (multilingual StereoSet), the converted copies the data layer prefers (JSON lines instead of
+pickles), each checked against its own pin. Every file is written through a ``.part`` file and renamed once verified,
+so an interrupted run leaves no partial file under a name the data layer reads; files already in place with their
+pinned bytes are kept.
 """
 
 from __future__ import annotations
 
-import importlib
 import io
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -18,10 +18,8 @@ from typing import BinaryIO
 from lm_eval_stereo.core import download, sources
 from lm_eval_stereo.core.errors import DataError
 from lm_eval_stereo.core.pins import Pin
-from lm_eval_stereo.core.sources import Source
+from lm_eval_stereo.core.upstream import Source
 from lm_eval_stereo.datastore.catalogue import PinnedFile, users
-
-Converter = Callable[[str, Path], dict[str, bytes]]
 
 
 @dataclass
@@ -35,13 +33,6 @@ class Outcome:
     def add(self, file: Path) -> None:
         self.files += 1
         self.size += file.stat().st_size
-
-
-def _converter(source: Source) -> Converter | None:
-    if not source.mirror_converter:
-        return None
-    module, _, function = source.mirror_converter.partition(":")
-    return getattr(importlib.import_module(module), function)
 
 
 def _alternatives(source: Source, path: str) -> list[str]:
@@ -83,7 +74,7 @@ def _copy(entry: PinnedFile, root: Path, outcome: Outcome) -> None:
     with open(cached, "rb") as stream:
         outcome.add(_place(stream, root / source.name / entry.path, entry.pin, str(cached)))
     copies = {path: root / source.name / path for path in _alternatives(source, entry.path)}
-    converter = _converter(source)
+    converter = source.mirror_converter
     if converter is not None and not all(_matches(file, source.mirror_files[path]) for path, file in copies.items()):
         for path, content in converter(entry.path, cached).items():
             where = f"the converted copy {source.name}/{path}"

@@ -17,7 +17,6 @@ from typing import Any
 
 from lm_eval_stereo import __version__
 from lm_eval_stereo.core.bootstrap import DEFAULT_LEVEL
-from lm_eval_stereo.core.sources import SOURCES
 from lm_eval_stereo.export.headlines import Headline
 from lm_eval_stereo.report.model_names import is_local_path, model_name
 from lm_eval_stereo.report.runs import Run
@@ -65,7 +64,7 @@ def _bound(value: float) -> float | str:
 def _source_data(headline: Headline, run: Run) -> dict[str, Any]:
     """The pinned upstream data of a plugin benchmark, or the dataset lm_eval's config names for its own tasks."""
     if headline.benchmark is not None and headline.benchmark.sources:
-        sources = [SOURCES[name] for name in headline.benchmark.sources]
+        sources = headline.benchmark.sources
         return {
             "dataset_name": headline.benchmark.name,
             "source_type": "url",

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lm_eval_stereo.core.values import parse_model_args
+
 #: ``model_args`` keys that are not part of a task's options when lm_eval copies them into the task metadata
 _METADATA_NOISE = ("version", "config_source")
 
@@ -41,14 +43,6 @@ class Finding:
     def qualifies(self, task: str, model: str, metric: str) -> bool:
         """Whether this warning qualifies ``metric`` of ``task`` for the model labelled ``model``."""
         return bool(self.caveat) and (self.task, self.model) == (task, model) and metric in (self.metrics or (metric,))
-
-
-def parse_model_args(model_args: Any) -> dict[str, str]:
-    """lm_eval's ``config.model_args`` (a dict, or ``"k=v,k=v"``) as a dict of strings."""
-    if isinstance(model_args, dict):
-        return {str(key): str(value) for key, value in model_args.items()}
-    pairs = (part.partition("=") for part in str(model_args or "").split(",") if part.strip())
-    return {key.strip(): value.strip() for key, _, value in pairs}
 
 
 def is_number(value: Any) -> bool:

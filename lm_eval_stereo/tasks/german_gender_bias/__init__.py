@@ -3,10 +3,11 @@ subfolder each; the benchmark's declaration (see README.md)."""
 
 from lm_eval_stereo.core.figures import FigureSpec
 from lm_eval_stereo.core.registry import Benchmark, fixed
-from lm_eval_stereo.tasks.german_gender_bias import data, options
+from lm_eval_stereo.tasks.german_gender_bias import options
 from lm_eval_stereo.tasks.german_gender_bias.gerbbq import metrics as gerbbq
 from lm_eval_stereo.tasks.german_gender_bias.personas import metrics as personas
 from lm_eval_stereo.tasks.german_gender_bias.sexist_statements import metrics as sexist_statements
+from lm_eval_stereo.tasks.german_gender_bias.sources import GERMAN_GENDER_BIAS
 
 METRIC_SETS = (
     gerbbq.METRICS,
@@ -30,7 +31,7 @@ BENCHMARK = Benchmark(
     ),
     options=(*options.GERBBQ_OPTIONS, *options.CLASSIFIED_PERSONA_OPTIONS, options.SEED_OPTION),
     metric_sets={metric_set.id: fixed(metric_set) for metric_set in METRIC_SETS},
-    sources=(data.SOURCE,),
+    sources=(GERMAN_GENDER_BIAS,),
     figures=(
         FigureSpec(
             "dot_plot",

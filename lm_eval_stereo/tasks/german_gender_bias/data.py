@@ -14,8 +14,9 @@ from pathlib import Path
 from lm_eval_stereo.core.errors import MalformedDataError
 from lm_eval_stereo.core.readers import read_csv, require_text
 from lm_eval_stereo.core.sources import fetch
+from lm_eval_stereo.tasks.german_gender_bias.sources import GERMAN_GENDER_BIAS
 
-SOURCE = "german-gender-bias"
+SOURCE = GERMAN_GENDER_BIAS.name
 DELIMITER = ";"
 
 #: GerBBQ+ columns the tasks read (``Disambiguating_Context`` is part of every file, also the ambiguous one)

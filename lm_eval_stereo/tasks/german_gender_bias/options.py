@@ -3,7 +3,9 @@ registry."""
 
 from __future__ import annotations
 
-from lm_eval_stereo.core.options import Option, anything, choice, flag, integer, text
+from lm_eval_stereo.core.options import anything, choice, integer, text
+from lm_eval_stereo.core.registry import Option
+from lm_eval_stereo.core.values import flag
 from lm_eval_stereo.tasks.german_gender_bias.personas import cooccurrence
 from lm_eval_stereo.tasks.german_gender_bias.personas.data import WORDINGS
 

@@ -3,6 +3,7 @@
 from lm_eval_stereo.core.figures import FigureSpec
 from lm_eval_stereo.core.registry import Benchmark, fixed
 from lm_eval_stereo.tasks.gest import data, figure, metrics, options
+from lm_eval_stereo.tasks.gest.sources import GEST
 
 BENCHMARK = Benchmark(
     name="gest",
@@ -14,7 +15,7 @@ BENCHMARK = Benchmark(
         "gest.pairs": fixed(metrics.PAIRS_METRICS),
         "gest.translation": fixed(metrics.MT_METRICS),
     },
-    sources=(data.SOURCE,),
+    sources=(GEST,),
     figures=(
         FigureSpec(figure.stereotype_figures, "gest_{task}.png", "GEST ({task})", ("gest.scores", "gest.pairs")),
         FigureSpec(

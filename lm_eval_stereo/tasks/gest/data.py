@@ -17,8 +17,9 @@ from typing import Any
 from lm_eval_stereo.core import sources
 from lm_eval_stereo.core.errors import DataUnavailableError, MalformedDataError
 from lm_eval_stereo.core.readers import read_csv, require_text
+from lm_eval_stereo.tasks.gest.sources import GEST
 
-SOURCE = "gest"
+SOURCE = GEST.name
 VERSIONS: dict[str, str] = {"1.0": "data/gest.csv", "1.1": "data/gest_1.1.csv"}
 DEFAULT_VERSION = "1.1"
 PAIRS_PATH = "data/gender_variants.csv"

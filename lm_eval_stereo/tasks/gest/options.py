@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from lm_eval_stereo.core.options import Option, flag, text
+from lm_eval_stereo.core.options import text
+from lm_eval_stereo.core.registry import Option
+from lm_eval_stereo.core.values import flag
 from lm_eval_stereo.tasks.gest.data import DEFAULT_VERSION
 
 VERSION_OPTION = Option("gest_version", DEFAULT_VERSION, text, "GEST data version (1.1 as in the paper, or 1.0)")

@@ -28,7 +28,7 @@ from lm_eval.api.instance import Instance
 from lm_eval_stereo.core.errors import DataError
 from lm_eval_stereo.core.masked_requests import MaskedLMTask
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer, tokenizer_name
-from lm_eval_stereo.core.options import flag
+from lm_eval_stereo.core.values import flag
 from lm_eval_stereo.tasks.gest.data import annotate_pairs, language_name, load_pairs, pairs_path
 from lm_eval_stereo.tasks.gest.metrics import PAIRS_METRICS
 from lm_eval_stereo.tasks.gest.options import PAIRS_OPTIONS as OPTIONS

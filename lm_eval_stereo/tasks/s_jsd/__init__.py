@@ -3,6 +3,7 @@
 from lm_eval_stereo.core.figures import FigureSpec
 from lm_eval_stereo.core.registry import Benchmark, fixed
 from lm_eval_stereo.tasks.s_jsd import data, metrics, options
+from lm_eval_stereo.tasks.s_jsd.sources import CROWS_PAIRS, S_JSD_MULTILINGUAL
 
 BENCHMARK = Benchmark(
     name="s_jsd",
@@ -13,7 +14,7 @@ BENCHMARK = Benchmark(
         "s_jsd.causal": fixed(metrics.metric_set("s_jsd", causal=True)),
         "s_jsd.masked": fixed(metrics.metric_set("s_jsd_mlm")),
     },
-    sources=(data.SOURCE, data.CROWS_SOURCE),
+    sources=(S_JSD_MULTILINGUAL, CROWS_PAIRS),
     figures=(
         FigureSpec(
             "dot_plot", "s_jsd.png", "S_JSD per language", ("s_jsd.causal", "s_jsd.masked"), ("s_jsd", "b_s_jsd", "cps")

@@ -20,9 +20,10 @@ from typing import Any
 from lm_eval_stereo.core import sources
 from lm_eval_stereo.core.errors import MalformedDataError
 from lm_eval_stereo.core.readers import read_csv, require_text
+from lm_eval_stereo.tasks.s_jsd.sources import CROWS_PAIRS, S_JSD_MULTILINGUAL
 
-SOURCE = "s_jsd-multilingual"
-CROWS_SOURCE = "crows-pairs"
+SOURCE = S_JSD_MULTILINGUAL.name
+CROWS_SOURCE = CROWS_PAIRS.name
 CROWS_PATH = "data/crows_pairs_anonymized.csv"
 #: the paper's five languages (Table 2) first, then the five of the repository's "Extended Results"
 PAPER_LANGUAGES: tuple[str, ...] = ("en", "de", "fi", "id", "th")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from lm_eval_stereo.core.options import Option, flag
+from lm_eval_stereo.core.registry import Option
+from lm_eval_stereo.core.values import flag
 
 OPTIONS = (
     Option("perturb", False, flag, "drop the last character of both sentences (the paper's Table 3 'perturbed')"),

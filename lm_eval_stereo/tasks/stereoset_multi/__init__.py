@@ -3,6 +3,7 @@
 from lm_eval_stereo.core.figures import FigureSpec
 from lm_eval_stereo.core.registry import Benchmark, fixed
 from lm_eval_stereo.tasks.stereoset_multi import data, figure, metrics, options
+from lm_eval_stereo.tasks.stereoset_multi.sources import STEREOSET_MULTI
 
 BENCHMARK = Benchmark(
     name="stereoset_multi",
@@ -10,7 +11,7 @@ BENCHMARK = Benchmark(
     task_patterns=("stereoset_multi", "stereoset_multi_*"),
     options=(*options.CAUSAL_OPTIONS, *options.MASKED_OPTIONS),
     metric_sets={"stereoset_multi.scores": fixed(metrics.METRICS)},
-    sources=(data.SOURCE,),
+    sources=(STEREOSET_MULTI,),
     figures=(FigureSpec(figure.lms_ss_figure, "stereoset.png", "StereoSet: LMS vs SS", ("stereoset_multi.scores",)),),
     languages=data.LANGUAGES,
 )

@@ -8,53 +8,21 @@ target term (``target_original`` for translations), by which the term-level metr
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from lm_eval_stereo.core import sources
 from lm_eval_stereo.core.errors import MalformedDataError
 from lm_eval_stereo.core.readers import read_jsonl, require_text
-from lm_eval_stereo.core.safe_pickle import load_dataframe
-from lm_eval_stereo.tasks.stereoset_multi.metrics import BIAS_TYPES, LABELS, TESTS
+from lm_eval_stereo.tasks.stereoset_multi.jsonl import pickle_rows
+from lm_eval_stereo.tasks.stereoset_multi.metrics import BIAS_TYPES, CANDIDATES, LABELS, TESTS
+from lm_eval_stereo.tasks.stereoset_multi.sources import STEREOSET_MULTI
 
-SOURCE = "stereoset-multi"
+SOURCE = STEREOSET_MULTI.name
 LANGUAGES = ("en", "de", "fr", "es", "tr")
-CANDIDATES = (1, 2, 3)
-#: the columns of the mirror's JSON-lines copies, in their order (``target_original``: translations only, ``c*_word``:
-#: intrasentence only)
-JSONL_FIELDS = (
-    "id",
-    "target",
-    "target_original",
-    "bias_type",
-    "context",
-    *(f"c{c}_{name}" for c in CANDIDATES for name in ("id", "gold_label", "word", "sentence")),
-)
 
 
 def upstream_path(test: str, lang: str, suffix: str = ".pkl") -> str:
     return f"create_dataset/data/{test}/df_{test}_{lang}{suffix}"
-
-
-def pickle_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows of a verified upstream pickle, without the per-annotator ``c*_labels`` lists."""
-    frame = load_dataframe(Path(path))
-    frame = frame.drop(columns=[c for c in frame.columns if c.endswith("_labels")])
-    return frame.to_dict(orient="records")
-
-
-def mirror_copies(path: str, file: Path) -> dict[str, bytes]:
-    """The offline mirror's JSON-lines copy of the upstream pickle ``path`` (read from ``file``): one object per row
-    in :data:`JSONL_FIELDS` order, UTF-8. Byte-identical to the pinned ``mirror_files``, so a mirror written from the
-    download cache spares the compute nodes the unpickling. Other files have no copy."""
-    if not path.endswith(".pkl") or not path.startswith("create_dataset/data/"):
-        return {}
-    lines = [
-        json.dumps({key: row[key] for key in JSONL_FIELDS if key in row}, ensure_ascii=False)
-        for row in pickle_rows(file)
-    ]
-    return {path.removesuffix(".pkl") + ".jsonl": "".join(f"{line}\n" for line in lines).encode("utf-8")}
 
 
 def _raw_rows(test: str, lang: str) -> tuple[list[dict[str, Any]], str]:

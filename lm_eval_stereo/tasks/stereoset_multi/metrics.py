@@ -30,6 +30,8 @@ from lm_eval_stereo.core.metrics import PERCENT, ItemScore, Metric, MetricSet, R
 
 logger = logging.getLogger(__name__)
 
+#: the candidate sentences of an item, numbered as the upstream columns ``c1_*``, ``c2_*``, ``c3_*``
+CANDIDATES = (1, 2, 3)
 LABELS = ("stereotype", "anti-stereotype", "unrelated")
 TESTS = ("intrasentence", "intersentence")
 BIAS_TYPES = ("gender", "profession", "race", "religion")

@@ -26,8 +26,8 @@ from lm_eval.api.instance import Instance
 
 from lm_eval_stereo.core.summary import SummaryTask
 from lm_eval_stereo.tasks.stereoset_multi import intra_scoring, normalization
-from lm_eval_stereo.tasks.stereoset_multi.data import CANDIDATES, load_rows
-from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS
+from lm_eval_stereo.tasks.stereoset_multi.data import load_rows
+from lm_eval_stereo.tasks.stereoset_multi.metrics import CANDIDATES, METRICS
 from lm_eval_stereo.tasks.stereoset_multi.options import CAUSAL_OPTIONS as OPTIONS
 
 

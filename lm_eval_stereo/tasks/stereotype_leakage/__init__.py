@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from lm_eval_stereo.core.figures import FigureSpec
 from lm_eval_stereo.core.registry import Benchmark
 from lm_eval_stereo.tasks.stereotype_leakage import data, figure, metrics, options
+from lm_eval_stereo.tasks.stereotype_leakage.sources import STEREOTYPE_LEAKAGE
 
 
 def leakage_command(argv: Sequence[str]) -> int:
@@ -23,7 +24,7 @@ BENCHMARK = Benchmark(
         "stereotype_leakage.regression": metrics.declared_metric_set,
         "stereotype_leakage.generation": metrics.declared_generation_metric_set,
     },
-    sources=(data.SOURCE,),
+    sources=(STEREOTYPE_LEAKAGE,),
     figures=(
         FigureSpec(
             figure.leakage_figure,

@@ -1,6 +1,6 @@
 """Stereotype-leakage data (AnnaSou/Stereotype_Leakage, MIT): languages, the 32 ABC traits, the 30 social groups.
 
-Upstream files (pinned as ``stereotype-leakage`` in :mod:`lm_eval_stereo.core.sources`):
+Upstream files (pinned as ``stereotype-leakage`` in :mod:`.sources`):
 
 - ``dataset/data_full_{english,russian,chinese,hindi}.json``: annotator -> group (English plural, e.g. ``"women"``)
   -> ``"left - right"`` trait pair -> slider value in [-50, 50];
@@ -19,8 +19,9 @@ from typing import Any
 
 from lm_eval_stereo.core import sources
 from lm_eval_stereo.core.errors import MalformedDataError
+from lm_eval_stereo.tasks.stereotype_leakage.sources import STEREOTYPE_LEAKAGE
 
-SOURCE = "stereotype-leakage"
+SOURCE = STEREOTYPE_LEAKAGE.name
 
 #: language code -> (English name, upper-case code of the upstream file names)
 LANGUAGES: dict[str, tuple[str, str]] = {

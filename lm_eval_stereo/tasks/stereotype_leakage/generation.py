@@ -3,7 +3,7 @@
 The protocols of ``stereotype_leakage_gen_{lang}`` (:mod:`.task_gen`): the notebook's literal lists and prompts,
 parsed at run time, its exact-match scoring, and the pairs of protocol ``paper2025``.
 
-The notebook (AnnaSou/Stereotype_Leakage @ 8254eb7, MIT; pinned in :mod:`lm_eval_stereo.core.sources`) prompts
+The notebook (AnnaSou/Stereotype_Leakage @ 8254eb7, MIT; pinned in :mod:`.sources`) prompts
 text-davinci-003 with 10 samples per (group, opposite trait pair) at temperature 1.1, at most 10 new tokens, stopping
 at a newline. Its code cells are parsed with :mod:`ast` (never executed): a cell assigning ``groups`` defines one run
 (the prompted group phrases, the 32 trait words index-aligned with

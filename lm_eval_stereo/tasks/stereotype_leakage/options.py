@@ -3,7 +3,9 @@ registry."""
 
 from __future__ import annotations
 
-from lm_eval_stereo.core.options import Option, choice, flag
+from lm_eval_stereo.core.options import choice
+from lm_eval_stereo.core.registry import Option
+from lm_eval_stereo.core.values import flag
 from lm_eval_stereo.tasks.stereotype_leakage import metrics
 
 #: how generations are asked for and counted (the generative tasks)

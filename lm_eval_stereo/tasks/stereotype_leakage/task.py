@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import datasets
 
 from lm_eval_stereo.core.metrics import MetricSet
-from lm_eval_stereo.core.options import Option
+from lm_eval_stereo.core.registry import Option
 from lm_eval_stereo.core.summary import SummaryTask
 from lm_eval_stereo.tasks.stereotype_leakage import metrics
 from lm_eval_stereo.tasks.stereotype_leakage.data import LANGUAGES, TRAITS

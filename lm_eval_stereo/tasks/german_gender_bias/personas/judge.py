@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
-from lm_eval_stereo.core.options import flag
+from lm_eval_stereo.core.values import flag
 from lm_eval_stereo.tasks.german_gender_bias.answers import GEN_PREFIX
 
 JudgeLabel = Literal["female", "male", "unknown"]
