@@ -6,6 +6,12 @@ task module through a YAML's ``class: !function``, which imports the tasks packa
 task is built. ``core`` imports no task module and names none: the option parser, the data layer (a source by name,
 :func:`get_source`), the data pins of a task and the report ask the registry.
 
+A benchmark from outside the package plugs in the same way: its distribution names its :class:`Benchmark` in the
+entry-point group :data:`ENTRY_POINT_GROUP` (``[project.entry-points."lm_eval_stereo.benchmarks"]``, ``name =
+"package.module:BENCHMARK"``), and every lookup here registers the installed ones first (once per process); its task
+YAMLs reach lm_eval through ``--include_path``. Calling :func:`register` at the import of its task module works too,
+but then only processes that import it (lm_eval's, not the report's) know it.
+
 Every plugin task writes its benchmark and the id of its metric set (``<benchmark>.<kind>``,
 :attr:`~lm_eval_stereo.core.metrics.MetricSet.id`) into its config metadata, which lm_eval keeps in the results
 file; the report finds the declaration from there (:func:`metric_set`), whatever the task is called.
@@ -14,6 +20,7 @@ file; the report finds the declaration from there (:func:`metric_set`), whatever
 from __future__ import annotations
 
 import fnmatch
+import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -114,15 +121,48 @@ def register(*benchmarks: Benchmark) -> None:
         SOURCES.update((source.name, source) for source in benchmark.sources)
 
 
+#: the entry-point group in which a distribution outside lm-eval-stereo names its :class:`Benchmark`
+ENTRY_POINT_GROUP = "lm_eval_stereo.benchmarks"
+_entry_points_loaded = False
+
+
+class BenchmarkEntryPointWarning(RuntimeWarning):
+    """An installed distribution names something in :data:`ENTRY_POINT_GROUP` that cannot be registered."""
+
+
+def _registered() -> dict[str, Benchmark]:
+    """The registry, with the benchmarks that installed distributions name in :data:`ENTRY_POINT_GROUP` registered
+    on the first call; one that cannot be loaded or registered is left out with a warning naming it."""
+    global _entry_points_loaded
+    if not _entry_points_loaded:
+        _entry_points_loaded = True
+        from importlib.metadata import entry_points
+
+        for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+            try:
+                declared = entry_point.load()
+                if not isinstance(declared, Benchmark):
+                    raise TypeError(f"{type(declared).__name__}, not a lm_eval_stereo.core.registry.Benchmark")
+                register(declared)
+            except Exception as exc:  # noqa: BLE001 - a broken outside benchmark must not stop the others
+                warnings.warn(
+                    f"benchmark entry point {entry_point.name} = {entry_point.value} ({ENTRY_POINT_GROUP}) is left "
+                    f"out: {type(exc).__name__}: {exc}",
+                    BenchmarkEntryPointWarning,
+                    stacklevel=3,
+                )
+    return _REGISTRY
+
+
 def benchmarks() -> tuple[Benchmark, ...]:
     """Every registered benchmark, in registration order."""
-    return tuple(_REGISTRY.values())
+    return tuple(_registered().values())
 
 
 def benchmark(name: str) -> Benchmark:
     """The benchmark called ``name`` (its folder name); KeyError listing the known ones."""
     try:
-        return _REGISTRY[name]
+        return _registered()[name]
     except KeyError:
         known = ", ".join(_REGISTRY) or _NONE_REGISTERED
         raise KeyError(f"unknown benchmark {name!r}; known: {known}") from None
@@ -130,6 +170,7 @@ def benchmark(name: str) -> Benchmark:
 
 def get_source(name: str) -> Source:
     """The upstream source called ``name`` that a registered benchmark reads; KeyError listing the known ones."""
+    _registered()
     try:
         return SOURCES[name]
     except KeyError:
@@ -139,12 +180,12 @@ def get_source(name: str) -> Source:
 
 def all_options() -> frozenset[str]:
     """The names of every option of every registered benchmark (one ``--metadata`` serves every task of a run)."""
-    return frozenset(option.name for bench in _REGISTRY.values() for option in bench.options)
+    return frozenset(option.name for bench in _registered().values() for option in bench.options)
 
 
 def benchmark_of_metric_set(metric_set_id: str) -> Benchmark | None:
     """The benchmark declaring the metric set ``metric_set_id``, None when none does."""
-    bench = _REGISTRY.get(metric_set_id.partition(".")[0])
+    bench = _registered().get(metric_set_id.partition(".")[0])
     return bench if bench is not None and metric_set_id in bench.metric_sets else None
 
 
@@ -158,10 +199,10 @@ def metric_set(
 
 def command(name: str) -> Callable[[Sequence[str]], int] | None:
     """The console-script subcommand ``name`` that a registered benchmark declares, None when none does."""
-    return next((bench.commands[name] for bench in _REGISTRY.values() if name in bench.commands), None)
+    return next((bench.commands[name] for bench in _registered().values() if name in bench.commands), None)
 
 
 def benchmark_by_task_name(task: str) -> Benchmark | None:
     """The benchmark whose :attr:`Benchmark.task_patterns` match ``task``: only for results files written before
     tasks recorded their benchmark (the report's one fallback)."""
-    return next((bench for bench in _REGISTRY.values() if bench.owns(task)), None)
+    return next((bench for bench in _registered().values() if bench.owns(task)), None)
