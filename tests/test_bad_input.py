@@ -501,7 +501,7 @@ COMMAND_CASES = {
         "argument --json: {p}/missing/l.json: the folder {p}/missing does not exist",
     ),
     "leakage-png-is-a-folder": (["leakage", "{r}", "--png", "{p}/non_empty"], "argument --png: {p}/non_empty: a"),
-    "leakage-no-samples": (["leakage", "{r}"], "no logged samples of stereotype_leakage* tasks below {r}"),
+    "leakage-no-samples": (["leakage", "{r}"], "no logged samples of stereotype-leakage regression tasks below {r}"),
     "leakage-broken-samples": (
         ["leakage", "{p}/leak", "--no-png", "--json", "{p}/l.json"],
         "{p}/leak/samples_stereotype_leakage_en_2026-01-01T00-00-00.jsonl, line 2: invalid JSON",
