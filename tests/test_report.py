@@ -26,7 +26,6 @@ from markdown_tables import parse_tables
 from scipy import stats
 
 from lm_eval_stereo.report import ReportError, build_report, render_markdown
-from lm_eval_stereo.report.declarations import Declaration, declaration_of
 from lm_eval_stereo.report.figures import (
     GEST_HEIGHT_PX,
     STEREOSET_HEIGHT_PX,
@@ -41,6 +40,7 @@ from lm_eval_stereo.report.model import Estimate
 from lm_eval_stereo.report.model_names import model_name
 from lm_eval_stereo.report.runs import Run
 from lm_eval_stereo.report.tables import MAX_COLUMNS, Table, split
+from lm_eval_stereo.results.declarations import Declaration, declaration_of
 
 LIMIT = 3
 #: model 0 runs the two groups (for the totals), models 1 and 2 one member each (smaller, faster runs)

@@ -1,0 +1,282 @@
+"""Reading lm_eval results files: ``<output_path>/<model_name_sanitized>/results_<timestamp>.json``.
+
+A :class:`Run` is one file; it knows the evaluated model (``config.model`` and ``config.model_args``), when it ran,
+and per task its metrics, stderrs, group members, documents scored (``n-samples``), version and options. It is the
+one reader of its run: per task it resolves the declaration once (:meth:`Run.declaration`, groups included) and
+reads the logged items and documents once (:meth:`Run.logged`). An unreadable file is an error that names it; next to
+readable files it is skipped with a warning. :func:`newest_runs` is the one rule of which run a task comes from.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lm_eval_stereo.core.registry import RECORDED
+
+if TYPE_CHECKING:
+    from lm_eval_stereo.results.declarations import Declaration
+    from lm_eval_stereo.results.samples import Logged
+
+#: ``model_args`` keys that are not part of a task's options when lm_eval copies them into the task metadata
+_METADATA_NOISE = ("version", "config_source")
+
+
+#: backends that compute another backend's numbers: ``hf-prefix`` gives ``hf``'s log-likelihoods (tested within 1e-4),
+#: so its scoring runs and ``hf``'s generative runs of the same model are one row of the report
+SAME_NUMBERS = {"hf-prefix": "hf"}
+
+
+class ReportError(Exception):
+    """A results file or path the report cannot use; the message names it."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A warning: ``model`` and ``task`` it concerns (empty for file-level ones), its ``kind`` and message; ``caveat``
+    says it in a few words next to the headlines it qualifies (``metrics``; empty: every headline of the task)."""
+
+    model: str
+    task: str
+    kind: str
+    message: str
+    caveat: str = ""
+    metrics: tuple[str, ...] = ()
+
+    def qualifies(self, task: str, model: str, metric: str) -> bool:
+        """Whether this warning qualifies ``metric`` of ``task`` for the model labelled ``model``."""
+        return bool(self.caveat) and (self.task, self.model) == (task, model) and metric in (self.metrics or (metric,))
+
+
+def parse_model_args(model_args: Any) -> dict[str, str]:
+    """lm_eval's ``config.model_args`` (a dict, or ``"k=v,k=v"``) as a dict of strings."""
+    if isinstance(model_args, dict):
+        return {str(key): str(value) for key, value in model_args.items()}
+    pairs = (part.partition("=") for part in str(model_args or "").split(",") if part.strip())
+    return {key.strip(): value.strip() for key, _, value in pairs}
+
+
+def is_number(value: Any) -> bool:
+    """Whether ``value`` is an int or float (not a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def is_nan(value: Any) -> bool:
+    """Whether ``value`` is a float NaN."""
+    return isinstance(value, float) and math.isnan(value)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One lm_eval results file, and what was read from it (each fact once, see the module docstring)."""
+
+    path: Path
+    data: dict[str, Any]
+    _cache: dict[tuple[str, str], Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def _once(self, what: str, task: str, read: Callable[[], Any]) -> Any:
+        key = (what, task)
+        if key not in self._cache:
+            self._cache[key] = read()
+        return self._cache[key]
+
+    def metadata(self, task: str) -> dict[str, Any]:
+        """The config metadata of ``task`` as lm_eval kept it (what the task recorded; empty for a group)."""
+        return dict(((self.data.get("configs") or {}).get(task) or {}).get("metadata") or {})
+
+    def declaration(self, task: str) -> Declaration | None:
+        """The declaration of ``task`` (a task or group), resolved once (:func:`lm_eval_stereo.results.declarations.
+        resolve`); None for lm_eval's own tasks and groups."""
+        from lm_eval_stereo.results.declarations import resolve
+
+        return self._once("declaration", task, lambda: resolve(self, task))
+
+    def logged(self, task: str) -> Logged:
+        """The logged items and documents of ``task`` (``--log_samples``), read once, keyed by the field the task
+        recorded (:mod:`lm_eval_stereo.results.samples`)."""
+        from lm_eval_stereo.results import legacy
+        from lm_eval_stereo.results.samples import read_logged, samples_path
+
+        def read() -> Logged:
+            key_field = self.metadata(task).get("key_field")
+            path = samples_path(self.path, task)
+            if isinstance(key_field, str):
+                return read_logged(path, lambda item: item.get(key_field), repr(key_field))
+            return read_logged(path, legacy.item_key, legacy.ITEM_KEY_NAME)
+
+        return self._once("logged", task, read)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.data.get("config") or {}
+
+    @property
+    def limit(self) -> str | None:
+        """The run's ``--limit`` as given (lm_eval stores ``6`` as ``6.0``), None when the run had none."""
+        limit = self.config.get("limit")
+        if limit is None:
+            return None
+        return str(int(limit)) if is_number(limit) and float(limit).is_integer() else str(limit)
+
+    @property
+    def model(self) -> str:
+        return str(self.config.get("model", "?"))
+
+    @property
+    def model_args(self) -> dict[str, str]:
+        return parse_model_args(self.config.get("model_args"))
+
+    @property
+    def identity(self) -> str:
+        """The model that was evaluated: ``config.model`` (a backend that computes another's numbers, see
+        :data:`SAME_NUMBERS`, under that one's name) and every ``config.model_args`` entry, sorted."""
+        args = ",".join(f"{key}={value}" for key, value in sorted(self.model_args.items()))
+        return f"{SAME_NUMBERS.get(self.model, self.model)} {args}".strip()
+
+    @property
+    def date(self) -> float:
+        """When the run started (lm_eval's ``date``), else the file's modification time."""
+        date = self.data.get("date")
+        return float(date) if is_number(date) else self.path.stat().st_mtime
+
+    @property
+    def tasks(self) -> list[str]:
+        return list(self.data["results"])
+
+    def metrics(self, task: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``({metric: value}, {metric: stderr})`` of a task; a metric of a second filter is named ``name[filter]``."""
+        filters: list[str] = []
+        values: dict[str, Any] = {}
+        stderrs: dict[str, Any] = {}
+        for key, value in self.data["results"].get(task, {}).items():
+            name, comma, filter_key = key.partition(",")
+            if not comma:
+                continue  # alias, name, sample_len
+            if filter_key not in filters:
+                filters.append(filter_key)
+            suffix = "" if filter_key == filters[0] else f"[{filter_key}]"
+            if name.endswith("_stderr"):
+                stderrs[name.removesuffix("_stderr") + suffix] = value
+            else:
+                values[name + suffix] = value
+        return values, stderrs
+
+    def values(self, task: str) -> dict[str, Any]:
+        """``{metric: value}`` of a task (see :meth:`metrics`)."""
+        return self.metrics(task)[0]
+
+    def stderr(self, task: str, name: str) -> float | None:
+        """lm_eval's ``<name>_stderr`` of a task when it is a number (lm_eval writes ``"N/A"`` when it has none)."""
+        value = self.metrics(task)[1].get(name)
+        return float(value) if is_number(value) else None
+
+    def members(self, task: str) -> tuple[str, ...]:
+        """The leaf tasks of a group (nested groups expanded), () for a task."""
+        groups = self.data.get("group_subtasks") or {}
+        if task not in groups:
+            return ()
+        leaves: list[str] = []
+        for member in groups[task]:
+            leaves += self.members(member) or [member]
+        return tuple(dict.fromkeys(leaves))
+
+    def items(self, task: str) -> tuple[int, int] | None:
+        """(effective, original) documents of a task from lm_eval's ``n-samples``, totals for a group."""
+        n_samples = self.data.get("n-samples") or {}
+        tasks = self.members(task) or (task,)
+        counts = [n_samples[t] for t in tasks if isinstance(n_samples.get(t), dict)]
+        if not counts:
+            return None
+        return sum(int(c.get("effective", 0)) for c in counts), sum(int(c.get("original", 0)) for c in counts)
+
+    def version(self, task: str) -> str:
+        """The task's version: lm_eval's ``versions`` entry, else the task config's ``metadata.version``."""
+        version = (self.data.get("versions") or {}).get(task)
+        if version is None:
+            version = ((self.data.get("configs") or {}).get(task, {}).get("metadata") or {}).get("version")
+        return "?" if version is None else str(version)
+
+    def options(self, task: str) -> dict[str, Any]:
+        """Task settings from ``--metadata`` (e.g. ``gest_version``): the config metadata minus the model args."""
+        metadata = ((self.data.get("configs") or {}).get(task, {}).get("metadata")) or {}
+        noise = set(self.model_args) | set(_METADATA_NOISE) | set(RECORDED)
+        return {key: value for key, value in metadata.items() if key not in noise}
+
+
+def load_run(path: Path) -> Run:
+    """The results file at ``path``; :class:`ReportError` naming the file when it is not lm_eval results JSON."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot be read ({exc.strerror})") from exc
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReportError(f"{path}: not a readable lm_eval results file (corrupt or truncated?): {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
+        raise ReportError(f"{path}: not an lm_eval results file (no 'results' object)")
+    malformed = [task for task, metrics in data["results"].items() if not isinstance(metrics, dict)]
+    malformed += [key for key in ("config", "n-samples", "group_subtasks") if not isinstance(data.get(key, {}), dict)]
+    if malformed:
+        raise ReportError(f"{path}: not an lm_eval results file (malformed {', '.join(malformed)})")
+    return Run(path, data)
+
+
+def results_files(paths: list[str | Path]) -> list[Path]:
+    """Every ``results_*.json`` below the given folders (a file is taken as it is), in path order."""
+    found: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_file():
+            found.append(path)
+        elif path.is_dir():
+            found += sorted(file for file in path.rglob("results_*.json") if file.is_file())
+        else:
+            raise ReportError(f"{path}: no such file or folder")
+    if not found:
+        raise ReportError(f"no results_*.json below {', '.join(map(str, paths))}")
+    return list(dict.fromkeys(found))
+
+
+def load_runs(paths: list[str | Path]) -> tuple[list[Run], list[Finding]]:
+    """The readable runs below ``paths`` and a warning for each unreadable file skipped.
+
+    An unreadable file is an error when no readable one is left, so a report never silently drops all input.
+    """
+    runs: list[Run] = []
+    errors: list[ReportError] = []
+    for path in results_files(paths):
+        try:
+            runs.append(load_run(path))
+        except ReportError as exc:
+            errors.append(exc)
+    if not runs:
+        raise ReportError("; ".join(map(str, errors)))
+    return runs, [Finding("", "", "skipped file", f"{error} (skipped)") for error in errors]
+
+
+def oldest_first(runs: list[Run]) -> list[Run]:
+    """The runs by date (then path), oldest first."""
+    return sorted(runs, key=lambda run: (run.date, str(run.path)))
+
+
+def newest_runs(
+    runs: list[Run], all_runs: bool = False, tasks: Callable[[Run], list[str]] | None = None
+) -> list[tuple[Run, list[str]]]:
+    """The run selection of the report and the export: per model (:attr:`Run.identity`) and task the newest run, so
+    each task of a model comes from one run; with ``all_runs`` every run with all its tasks. ``tasks`` gives the
+    tasks a run offers (default: all of them). Runs oldest first, each with the tasks it contributes (runs
+    contributing none are left out)."""
+    ordered = oldest_first(runs)
+    offered = {id(run): (tasks(run) if tasks is not None else run.tasks) for run in ordered}
+    if all_runs:
+        return [(run, offered[id(run)]) for run in ordered if offered[id(run)] or tasks is None]
+    newest: dict[tuple[str, str], Run] = {}
+    for run in ordered:  # oldest first: a newer run replaces an older one's tasks
+        for task in offered[id(run)]:
+            newest[(run.identity, task)] = run
+    chosen = [(run, [task for task in offered[id(run)] if newest[(run.identity, task)] is run]) for run in ordered]
+    return [(run, tasks) for run, tasks in chosen if tasks]
