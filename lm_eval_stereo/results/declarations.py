@@ -7,8 +7,8 @@ as its benchmark, with its ideals, CIs, figures and paired tests. A group is its
 tasks belong to one; a group whose members belong to several (a leaderboard group) has their metric sets and no
 benchmark. :meth:`lm_eval_stereo.results.run.Run.declaration` resolves each task once per run.
 
-Results files written before tasks recorded this (no ``key_field`` in a task's metadata) go through
-:mod:`lm_eval_stereo.results.legacy`, the one module that guesses.
+Results files written before tasks recorded this (no ``metric_set`` or no ``key_field`` in a task's metadata) go
+through :mod:`lm_eval_stereo.results.legacy`, the one module that guesses.
 """
 
 from __future__ import annotations
@@ -100,10 +100,10 @@ def resolve(run: Run, task: str) -> Declaration | None:
         metric_sets = tuple({m.id: m for declaration in found for m in declaration.metric_sets}.values())
         return Declaration(benchmarks[0] if len(benchmarks) == 1 else None, metric_sets, benchmarks)
     metadata = run.metadata(task)
-    if "key_field" not in metadata:  # written before tasks recorded what their readers need
-        return legacy.declaration(run, task, metadata)
     metric_set_id = metadata.get("metric_set")
-    bench = registry.benchmark_of_metric_set(metric_set_id) if isinstance(metric_set_id, str) else None
+    if not isinstance(metric_set_id, str) or "key_field" not in metadata:
+        return legacy.declaration(run, task, metadata)  # written before tasks recorded what their readers need
+    bench = registry.benchmark_of_metric_set(metric_set_id)
     if bench is None:
         return None
     try:

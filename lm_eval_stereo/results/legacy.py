@@ -2,7 +2,7 @@
 
 A plugin task now records in its config metadata its ``benchmark``, ``metric_set``, ``key_field``, ``language`` and
 benchmark ``facts`` (:meth:`lm_eval_stereo.core.summary.SummaryTask.recorded`). A task whose metadata lacks
-``key_field`` was written before (the committed results behind docs/REAL_MODELS.md record not even ``metric_set``);
+``metric_set`` or ``key_field`` was written before (the committed results behind docs/REAL_MODELS.md record not even ``metric_set``);
 for those files only:
 
 - the benchmark is the one whose task patterns match the task's name, unless the task recorded its ``metric_set``;
