@@ -21,7 +21,7 @@ from lm_eval_stereo import _autoload, tasks_path
 from lm_eval_stereo.core import model_tokenizer, options
 from lm_eval_stereo.core.errors import OptionError
 from lm_eval_stereo.core.values import flag, parse_model_args
-from lm_eval_stereo.report.runs import Run
+from lm_eval_stereo.results.run import Run
 from lm_eval_stereo.tasks.german_gender_bias.answers import GEN_PREFIX
 from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS as STEREOSET_METRICS
 

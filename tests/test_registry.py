@@ -28,7 +28,7 @@ def test_the_five_benchmarks_are_declared_once_and_registered():
         names = [option.name for option in bench.options]
         assert len(names) == len(set(names)), bench.name
         for metric_set_id, factory in bench.metric_sets.items():
-            built = factory(f"{bench.name}_xx", (), None)
+            built = factory(f"{bench.name}_xx", {"facts": {"templates": ["t0"]}})
             assert built.id == metric_set_id, "a factory builds the metric set of its own id"
             assert registry.benchmark_of_metric_set(metric_set_id) is bench
     assert registry.benchmark_of_metric_set("gest.nothing") is None
@@ -112,7 +112,7 @@ def test_older_results_without_a_declaration_read_through_the_fallback(user_name
     """The same run with the recorded declaration removed: a standard task name still reads as its benchmark; the
     user's own name then cannot (it is said to be one of lm_eval's own tasks)."""
     from lm_eval_stereo.report import build_report
-    from lm_eval_stereo.report.declarations import declaration_of
+    from lm_eval_stereo.results.declarations import declaration_of
 
     source = sorted(user_named_runs.rglob("results_*.json"))[0]
     data = json.loads(source.read_text())

@@ -24,7 +24,7 @@ from lm_eval_stereo.report import build_report, render_markdown, report_json
 from lm_eval_stereo.report.capability_figure import Z_95, capability_figures, panel_points
 from lm_eval_stereo.report.figures import WIDTH_PX, dot_plot_height
 from lm_eval_stereo.report.model_names import model_name
-from lm_eval_stereo.report.runs import load_run
+from lm_eval_stereo.results.run import load_run
 
 LIMIT = 3
 BIAS_TASKS = ("stereoset_multi_en", "gest_en")

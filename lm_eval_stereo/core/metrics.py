@@ -1,9 +1,12 @@
 """How a benchmark declares its metrics: once, in Python.
 
-A :class:`MetricSet` lists every metric of a task (:class:`Metric`: name, direction, ideal value, whether it carries a
-bootstrap interval) and holds the two functions that compute them from the task's per-document items:
+A :class:`MetricSet` lists every metric of a task (:class:`Metric`: name, direction, ideal value, which kind of 95%
+interval it carries, :data:`IntervalKind`) and holds the two functions that compute them from the task's per-document
+items:
 
-- ``summarize(items) -> {name: value}``: every declared metric except the interval bounds;
+- ``summarize(items) -> {name: value}``: every declared metric, and the bounds of the intervals that are not the
+  seeded bootstrap's (GEST-MT's per-stereotype Agresti-Coull intervals, the persona co-occurrence interval that
+  resamples outputs), under the same names ``<name>_ci_low``/``<name>_ci_high``;
 - one or more :class:`Resampling`: a statistic giving the metrics with ``ci=True``, re-run by the one generic
   resampler (:func:`lm_eval_stereo.core.bootstrap.bootstrap`) on each resample of ``data(items)`` (default: the items
   themselves; numeric benchmarks pass columns, which resample faster), optionally within ``strata`` when a statistic
@@ -11,7 +14,8 @@ bootstrap interval) and holds the two functions that compute them from the task'
 
 :meth:`MetricSet.compute` adds ``<name>_ci_low`` / ``<name>_ci_high`` (95% percentile interval) and
 ``<name>_stderr_boot`` (bootstrap standard error) for every ``ci`` metric and checks that exactly the declared metrics
-came out. The harness glue (:mod:`lm_eval_stereo.core.summary`) turns a MetricSet into lm_eval aggregations; the task
+and interval bounds came out. No metric is declared under a ``_ci_low``/``_ci_high`` name: a metric names its interval
+kind, and readers (the report, the export) find intervals from the declaration. The harness glue (:mod:`lm_eval_stereo.core.summary`) turns a MetricSet into lm_eval aggregations; the task
 YAMLs repeat no metric name.
 """
 
@@ -26,6 +30,11 @@ from lm_eval_stereo.core.bootstrap import DEFAULT_SEED, NAN_INTERVAL, Interval, 
 
 Direction = Literal["higher", "lower", "ideal", "count", "info"]
 CI_SUFFIXES = ("ci_low", "ci_high")
+#: how a metric's 95% interval is computed: ``bootstrap`` by the one seeded resampler from the declared
+#: :class:`Resampling` (``ci=True``); ``agresti-coull`` (a binomial share's score interval) and ``outputs-bootstrap`` (a
+#: seeded bootstrap over generated outputs, not items) by the metric set's ``summarize`` itself
+IntervalKind = Literal["bootstrap", "agresti-coull", "outputs-bootstrap"]
+INTERVAL_KINDS: tuple[str, ...] = ("bootstrap", "agresti-coull", "outputs-bootstrap")
 
 
 @dataclass(frozen=True)
@@ -40,12 +49,14 @@ class Beside:
 @dataclass(frozen=True)
 class Metric:
     """One metric: ``direction`` is "higher"/"lower" (is better), "ideal" (``ideal`` in the middle, e.g. SS = 50),
-    "count" (bookkeeping: items, ties, undetermined outputs) or "info" (a string such as the normalisation used).
-    ``detail`` marks a view of a headline (one template, one stereotype) that reports show with the benchmark's
-    details, not in their summary. ``label`` names the metric for a person ("SS"), ``above``/``below`` say what a
-    value whose CI lies above/below the ideal means ("prefers stereotypes"); ``beside`` is a figure the report shows
-    next to it. ``bounds`` is the range ``(low, high)`` the metric can take (``math.inf`` for an open end), None where
-    it is not declared; exports (Every Eval Ever ``min_score``/``max_score``) read it."""
+        "count" (bookkeeping: items, ties, undetermined outputs) or "info" (a string such as the normalisation used).
+        ``detail`` marks a view of a headline (one template, one stereotype) that reports show with the benchmark's
+        details, not in their summary. ``label`` names the metric for a person ("SS"), ``above``/``below`` say what a
+        value whose CI lies above/below the ideal means ("prefers stereotypes"); ``beside`` is a figure the report shows
+        next to it. ``bounds`` is the range ``(low, high)`` the metric can take (``math.inf`` for an open end), None where
+        it is not declared; exports (Every Eval Ever ``min_score``/``max_score``) read it. ``interval`` names the kind of its
+    95% interval (:data:`IntervalKind`, None: none); ``ci=True`` is short for ``interval="bootstrap"``, the seeded
+    resampler's, and either sets the other."""
 
     name: str
     direction: Direction
@@ -58,8 +69,18 @@ class Metric:
     below: str = ""
     beside: Beside | None = None
     bounds: tuple[float, float] | None = None
+    interval: IntervalKind | None = None
 
     def __post_init__(self) -> None:
+        if self.interval is not None and self.interval not in INTERVAL_KINDS:
+            raise ValueError(f"metric {self.name}: unknown interval kind {self.interval!r}; one of {INTERVAL_KINDS}")
+        if self.ci and self.interval not in (None, "bootstrap"):
+            raise ValueError(f"metric {self.name}: ci=True is the seeded bootstrap, not {self.interval!r}")
+        if self.ci or self.interval == "bootstrap":
+            object.__setattr__(self, "ci", True)
+            object.__setattr__(self, "interval", "bootstrap")
+        if self.name.endswith(tuple(f"_{suffix}" for suffix in CI_SUFFIXES)):
+            raise ValueError(f"metric {self.name}: interval bounds are declared by their metric's interval kind")
         if (self.direction == "ideal") != (self.ideal is not None):
             raise ValueError(f"metric {self.name}: an ideal value goes with direction 'ideal' and only with it")
         if self.bounds is not None:
@@ -86,8 +107,19 @@ class Metric:
     def numeric(self) -> bool:
         return self.direction != "info"
 
+    @property
+    def has_interval(self) -> bool:
+        """Whether the metric carries a 95% interval (of any :data:`IntervalKind`)."""
+        return self.interval is not None
+
+    @property
+    def headline(self) -> bool:
+        """A headline: a metric with an interval that is not a detail view."""
+        return self.has_interval and not self.detail
+
     def interval_names(self) -> tuple[str, ...]:
-        return tuple(f"{self.name}_{suffix}" for suffix in CI_SUFFIXES) if self.ci else ()
+        """``<name>_ci_low``, ``<name>_ci_high`` where the metric has an interval."""
+        return tuple(f"{self.name}_{suffix}" for suffix in CI_SUFFIXES) if self.has_interval else ()
 
 
 Bounds = tuple[float, float]
@@ -118,8 +150,8 @@ def count(name: str, description: str = "") -> Metric:
     return Metric(name, "count", description=description)
 
 
-def info(name: str, description: str = "", ci: bool = False) -> Metric:
-    return Metric(name, "info", ci=ci, description=description)
+def info(name: str, description: str = "", ci: bool = False, interval: IntervalKind | None = None) -> Metric:
+    return Metric(name, "info", ci=ci, description=description, interval=interval)
 
 
 Items = list[dict[str, Any]]
@@ -224,18 +256,22 @@ class MetricSet:
 
     @property
     def table(self) -> tuple[str, ...]:
-        """The metrics lm_eval's console table shows (at most :data:`TABLE_ROWS`): the headlines (metrics with a CI
-        that are not a detail view; without any, the directed or ideal ones), then the declared
-        :data:`QUALIFYING_COUNTS`."""
-        headlines = [m.name for m in self.metrics if m.ci and not m.detail] or [
+        """The metrics lm_eval's console table shows (at most :data:`TABLE_ROWS`): the :attr:`headlines` (without
+        any, the directed or ideal ones that are not a detail view), then the declared :data:`QUALIFYING_COUNTS`."""
+        headlines = list(self.headlines) or [
             m.name for m in self.metrics if m.direction in ("higher", "lower", "ideal") and not m.detail
         ]
         declared = {m.name for m in self.metrics}
         return tuple([*headlines, *(name for name in QUALIFYING_COUNTS if name in declared)][:TABLE_ROWS])
 
     @property
+    def headlines(self) -> tuple[str, ...]:
+        """The headlines: declared metrics with an interval (any :data:`IntervalKind`) that are not a detail view."""
+        return tuple(m.name for m in self.metrics if m.headline)
+
+    @property
     def names(self) -> tuple[str, ...]:
-        """Every metric lm_eval reports: the declared ones, each ``ci`` metric followed by its interval bounds."""
+        """Every metric lm_eval reports: the declared ones, each metric with an interval followed by its bounds."""
         return tuple(name for m in self.metrics for name in (m.name, *m.interval_names()))
 
     def metric(self, name: str) -> Metric:

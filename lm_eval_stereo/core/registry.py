@@ -14,14 +14,16 @@ but then only processes that import it (lm_eval's, not the report's) know it.
 
 Every plugin task writes its benchmark and the id of its metric set (``<benchmark>.<kind>``,
 :attr:`~lm_eval_stereo.core.metrics.MetricSet.id`) into its config metadata, which lm_eval keeps in the results
-file; the report finds the declaration from there (:func:`metric_set`), whatever the task is called.
+file, with what readers need besides (its language, the key field of its items, benchmark facts such as GEST's
+prompt templates; :mod:`lm_eval_stereo.core.summary`); the results layer (:mod:`lm_eval_stereo.results`) finds the
+declaration from there (:func:`metric_set`), whatever the task is called.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import warnings
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,15 +33,21 @@ from lm_eval_stereo.core.upstream import Source
 if TYPE_CHECKING:
     from lm_eval_stereo.core.metrics import MetricSet
 
-#: ``(task, metric names in the results, items or None) -> MetricSet``: the metric set of a task of this kind
-#: (GEST declares its metrics per prompt template and reads the templates from the names or items)
-MetricSetFactory = Callable[[str, Collection[str], "Sequence[Mapping[str, Any]] | None"], "MetricSet"]
+#: ``(task, its config metadata as the task recorded it) -> MetricSet``: the metric set of a task of this kind (GEST
+#: declares its metrics per prompt template and reads the templates the task recorded, ``facts.templates``)
+MetricSetFactory = Callable[[str, Mapping[str, Any]], "MetricSet"]
+
+
+#: the config metadata keys a task records for the readers of its results besides ``benchmark``, ``metric_set`` and
+#: ``data``: ``language``, ``key_field`` (the item field keying its logged items) and ``facts`` (benchmark-specific,
+#: read by its metric set's factory); :meth:`lm_eval_stereo.core.summary.SummaryTask.recorded` writes them
+RECORDED = ("language", "key_field", "facts")
 
 
 def fixed(metric_set: MetricSet) -> MetricSetFactory:
     """The factory of a metric set that is the same for every task of its kind."""
 
-    def factory(task: str, names: Collection[str], items: Sequence[Mapping[str, Any]] | None) -> MetricSet:
+    def factory(task: str, metadata: Mapping[str, Any]) -> MetricSet:
         return metric_set
 
     return factory
@@ -189,12 +197,11 @@ def benchmark_of_metric_set(metric_set_id: str) -> Benchmark | None:
     return bench if bench is not None and metric_set_id in bench.metric_sets else None
 
 
-def metric_set(
-    metric_set_id: str, task: str, names: Collection[str] = (), items: Sequence[Mapping[str, Any]] | None = None
-) -> MetricSet | None:
-    """The metric set ``metric_set_id`` of ``task`` (None when no registered benchmark declares that id)."""
+def metric_set(metric_set_id: str, task: str, metadata: Mapping[str, Any] | None = None) -> MetricSet | None:
+    """The metric set ``metric_set_id`` of ``task`` from what the task recorded in its config ``metadata`` (None when
+    no registered benchmark declares that id)."""
     bench = benchmark_of_metric_set(metric_set_id)
-    return bench.metric_sets[metric_set_id](task, names, items) if bench is not None else None
+    return bench.metric_sets[metric_set_id](task, metadata or {}) if bench is not None else None
 
 
 def command(name: str) -> Callable[[Sequence[str]], int] | None:
@@ -204,5 +211,5 @@ def command(name: str) -> Callable[[Sequence[str]], int] | None:
 
 def benchmark_by_task_name(task: str) -> Benchmark | None:
     """The benchmark whose :attr:`Benchmark.task_patterns` match ``task``: only for results files written before
-    tasks recorded their benchmark (the report's one fallback)."""
+    tasks recorded their benchmark (:mod:`lm_eval_stereo.results.legacy`)."""
     return next((bench for bench in _registered().values() if bench.owns(task)), None)

@@ -82,6 +82,11 @@ class SharedSummary:
         return aggregate
 
 
+#: the metadata keys a task records for its readers besides its declaration (:meth:`SummaryTask.recorded`); not
+#: options, and not passed to the task's ``custom_dataset``
+RECORDED = registry.RECORDED
+
+
 def declaration(metric_set: MetricSet) -> dict[str, str]:
     """What a task writes into its config metadata so that its results name what computed them: its ``benchmark``,
     the ``metric_set`` id (:mod:`lm_eval_stereo.core.registry`) and ``data``, ``source@commit`` of every pinned upstream
@@ -101,11 +106,18 @@ class SummaryTask(ConfigurableTask):
 
     Subclasses set :attr:`METRICS` (or override :meth:`metric_set`), :attr:`OPTIONS` and implement :meth:`item`.
     The YAML's ``custom_dataset`` receives the model arguments, the parsed options and ``dataset_kwargs``.
+
+    Besides its declaration, a task records in its config metadata what readers of its results need
+    (:meth:`recorded`): ``key_field``, the item field that keys its logged items; ``language``, the language it
+    measures (:meth:`language`; absent where a task has no one language; a group records nothing, its members do);
+    ``facts``, benchmark-specific facts its metric set is built from (:meth:`facts`, e.g. GEST's prompt templates).
     """
 
     METRICS: ClassVar[MetricSet | None] = None
     OPTIONS: ClassVar[Sequence[registry.Option]] = ()
     KEY_FIELD: ClassVar[str] = "key"
+    #: the language of a task whose YAML does not say it (``gest_en``); else ``dataset_kwargs`` or the benchmark's
+    LANGUAGE: ClassVar[str | None] = None
 
     def __init__(self, config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         config = {key: value for key, value in (config or {}).items() if key != "class"}
@@ -117,7 +129,8 @@ class SummaryTask(ConfigurableTask):
         # the options in force, the benchmark, its metric set and the data pins are part of the task's config in the
         # results (what was measured, how): the report finds the declaration from there, whatever the task's name
         metric_set = self.metric_set()
-        self.config.metadata = {**(self.config.metadata or {}), **self.options, **declaration(metric_set)}
+        recorded = {**declaration(metric_set), **self.recorded(metric_set)}
+        self.config.metadata = {**(self.config.metadata or {}), **self.options, **recorded}
         self._shared = SharedSummary(metric_set, self.KEY_FIELD)
         register_table(str(self.config.task), self._shared.metric_set)
 
@@ -126,6 +139,43 @@ class SummaryTask(ConfigurableTask):
         if self.METRICS is None:
             raise NotImplementedError(f"{type(self).__name__} declares no METRICS")
         return self.METRICS
+
+    def language(self) -> str | None:
+        """The language the task measures: its YAML's ``dataset_kwargs`` ``language`` (or ``lang``), else
+        :attr:`LANGUAGE`, else its benchmark's one language (``de`` for the German suite); None where none is known."""
+        kwargs = self.config.dataset_kwargs or {}
+        for key in ("language", "lang"):
+            if isinstance(kwargs.get(key), str):
+                return kwargs[key]
+        if self.LANGUAGE is not None:
+            return self.LANGUAGE
+        bench = registry.benchmark_of_metric_set(self.metric_set().id)
+        return bench.languages[0] if bench is not None and len(bench.languages) == 1 else None
+
+    def facts(self) -> dict[str, Any]:
+        """Benchmark-specific facts the task's metric set is built from (none by default)."""
+        return {}
+
+    def recorded(self, metric_set: MetricSet) -> dict[str, Any]:
+        """What readers of the results need besides the declaration (:data:`RECORDED`): ``key_field``, ``language``
+        (when known) and ``facts`` (when the task has any). The registry's factory of ``metric_set`` must build from
+        this metadata a declaration of metrics the task computes (checked here, so a task never records what its
+        readers cannot use; a family's extra counts, e.g. the causal leakage tasks' boundary mismatches, may be left
+        out of the registry's declaration)."""
+        recorded: dict[str, Any] = {"key_field": self.KEY_FIELD}
+        language = self.language()
+        if language is not None:
+            recorded["language"] = language
+        facts = self.facts()
+        if facts:
+            recorded["facts"] = facts
+        rebuilt = registry.metric_set(metric_set.id, str(self.config.task), recorded)
+        if rebuilt is None or not set(rebuilt.names) <= set(metric_set.names):
+            raise RuntimeError(
+                f"{type(self).__name__}: the metric set {metric_set.id!r} built from the recorded metadata differs "
+                "from the task's (record the facts its factory reads, SummaryTask.facts)"
+            )
+        return recorded
 
     def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
         """The per-document item (with a unique :attr:`KEY_FIELD`) from the document and its responses."""
@@ -140,6 +190,7 @@ class SummaryTask(ConfigurableTask):
         """``custom_dataset(**metadata, **parsed options, **dataset_kwargs)`` (lm_eval's own download, without its
         generic warning about ``--metadata``, which the plugin's option parser replaces)."""
         metadata = {**(self.config.metadata or {}), **self.options}
+        metadata = {key: value for key, value in metadata.items() if key not in RECORDED}
         self.dataset = self.config.custom_dataset(**metadata, **(dataset_kwargs or {}))
 
     def process_results(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:

@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
     from lm_eval_stereo.export.collect import collect
     from lm_eval_stereo.export.model_card import table
     from lm_eval_stereo.export.write import write_run
-    from lm_eval_stereo.report.runs import ReportError, load_runs, newest_runs
+    from lm_eval_stereo.results.run import ReportError, load_runs, newest_runs
 
     try:
         runs, skipped = load_runs(args.paths)

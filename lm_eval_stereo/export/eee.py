@@ -19,7 +19,7 @@ from lm_eval_stereo import __version__
 from lm_eval_stereo.core.bootstrap import DEFAULT_LEVEL
 from lm_eval_stereo.export.headlines import Headline
 from lm_eval_stereo.report.model_names import is_local_path, model_name
-from lm_eval_stereo.report.runs import Run
+from lm_eval_stereo.results.run import Run
 
 SCHEMA_VERSION = "0.3.0"
 #: the datastore collection of these records (``data/<collection>/<developer>/<model>/``)

@@ -1,9 +1,10 @@
 """The numbers a run publishes: every headline of its plugin tasks and groups, their distances to the ideal, and the
 metrics of lm_eval's own tasks, each with its direction, range, interval and count.
 
-A plugin task's headlines are its declared metrics with a bootstrap interval (``ci``) that are not a detail view and
-have a direction or an ideal; direction, ideal, range and description come from the declaration
-(:func:`lm_eval_stereo.report.declarations.declaration_of`), the value, interval and standard error from the results
+A plugin task's headlines are its declared headlines (:attr:`lm_eval_stereo.core.metrics.Metric.headline`: a metric
+with an interval that is not a detail view) whose interval is the seeded bootstrap's (``ci``: the records name a
+percentile bootstrap and its iterations) and that have a direction or an ideal; direction, ideal, range and
+description come from the declaration (:meth:`lm_eval_stereo.results.run.Run.declaration`), the value, interval and standard error from the results
 file. A middle-ideal headline (SS, g_s, a bias score) also gets its distance to the ideal ``|x - ideal|``, lower is
 better, whose interval :mod:`.distance` recomputes from the logged items. Anything that cannot be published (a NaN,
 a missing interval, a distance without items) is an :class:`Omission` with its reason, never dropped silently.
@@ -20,8 +21,8 @@ from lm_eval_stereo.core.metrics import Metric
 from lm_eval_stereo.core.registry import Benchmark
 from lm_eval_stereo.export.distance import Distances, ItemsMismatch
 from lm_eval_stereo.report.capability import capability_ideal, capability_metrics
-from lm_eval_stereo.report.declarations import Declaration
-from lm_eval_stereo.report.runs import Run, is_number
+from lm_eval_stereo.results.declarations import Declaration
+from lm_eval_stereo.results.run import Run, is_number
 
 #: how a distance to the ideal is named: ``<metric>_distance``
 DISTANCE_SUFFIX = "_distance"
@@ -89,13 +90,13 @@ def _count(run: Run, task: str) -> int | None:
 
 
 def _headline_metrics(declaration: Declaration, names: list[str]) -> list[Metric]:
-    """The declared metrics with an interval among the results' metrics, detail views (one template, one stereotype)
-    left to their headline."""
+    """The declared headlines with the seeded bootstrap's interval among the results' metrics, detail views (one
+    template, one stereotype) left to their headline."""
     found = [declaration.metric(name) for name in names]
     return [
         metric
         for name, metric in zip(names, found)
-        if metric is not None and metric.name == name and metric.ci and not metric.detail
+        if metric is not None and metric.name == name and metric.headline and metric.interval == "bootstrap"
     ]
 
 
@@ -151,7 +152,7 @@ def plugin_headlines(
         if value is None:
             omitted.append(Omission(task, metric.name, f"left out: value {values[metric.name]!r} (EEE holds no NaN)"))
             continue
-        low, high = finite(values.get(f"{metric.name}_ci_low")), finite(values.get(f"{metric.name}_ci_high"))
+        low, high = (finite(values.get(bound)) for bound in metric.interval_names())
         interval = Interval(low, high) if low is not None and high is not None else None
         if interval is None:
             why = "a group: lm_eval averages its members" if run.members(task) else "not in the results"

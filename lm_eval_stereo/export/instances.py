@@ -31,12 +31,11 @@ def instance_lines(task_items: TaskItems, evaluation_id: str, model_id: str) -> 
         raise ValueError(f"{task_items.metric_set.id} declares no item score")
     lines: list[dict] = []
     unscored = 0
-    for item in task_items.items:
+    for key, item in zip(task_items.keys, task_items.items, strict=True):
         score = item_score.score(item)
         if score is None:
             unscored += 1
             continue
-        key = str(item.get("key", item.get("id")))
         raw = task_items.documents.get(key, key)
         lines.append(
             {

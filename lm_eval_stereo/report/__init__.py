@@ -20,6 +20,6 @@ section and beside the bias headlines (:mod:`lm_eval_stereo.report.capability_ta
 from lm_eval_stereo.report.build import build_report
 from lm_eval_stereo.report.json_export import report_json
 from lm_eval_stereo.report.markdown import render_markdown
-from lm_eval_stereo.report.runs import ReportError
+from lm_eval_stereo.results.run import ReportError
 
 __all__ = ["ReportError", "build_report", "render_markdown", "report_json"]

@@ -13,7 +13,7 @@ from lm_eval_stereo.report.comparisons import paired_comparisons
 from lm_eval_stereo.report.labels import model_labels
 from lm_eval_stereo.report.model import Cell, Report, Row
 from lm_eval_stereo.report.paired import PERMUTATIONS
-from lm_eval_stereo.report.runs import Finding, Run, load_runs
+from lm_eval_stereo.results.run import Finding, Run, load_runs, newest_runs, oldest_first
 
 
 def _labels(runs: list[Run], all_runs: bool, overrides: Mapping[str, str] | None) -> dict[str, str]:
@@ -33,6 +33,12 @@ def _row_key(run: Run, all_runs: bool) -> str:
     return f"{run.identity} @ {run.path}" if all_runs else run.identity
 
 
+def _visible_tasks(run: Run) -> list[str]:
+    """The tasks of a run the report shows: all but the members of lm_eval's own groups (left to their group)."""
+    hidden = hidden_tasks(run)
+    return [task for task in run.tasks if task not in hidden]
+
+
 def build_report(
     paths: list[str | Path],
     all_runs: bool = False,
@@ -47,16 +53,17 @@ def build_report(
     The members of lm_eval's own groups (``mmlu_stem``, ...) are left to their group; ``labels`` names models by
     their ``pretrained`` argument (``--label``)."""
     runs, skipped = load_runs(paths)
-    runs.sort(key=lambda run: (run.date, str(run.path)))
+    runs = oldest_first(runs)
     row_labels = _labels(runs, all_runs, labels)
     rows: dict[str, Row] = {}
-    cells: dict[tuple[str, str], Cell] = {}
-    for run in runs:  # oldest first: a newer run replaces an older one's cells
+    for run in runs:  # a row per model (per run with all_runs), named after its oldest run
         key = _row_key(run, all_runs)
-        row = rows.setdefault(key, Row(key, row_labels[key], run.model, run.model_args))
-        hidden = hidden_tasks(run)
-        for task in (task for task in run.tasks if task not in hidden):
-            cells[(task, key)] = Cell(task, row, run)
+        rows.setdefault(key, Row(key, row_labels[key], run.model, run.model_args))
+    cells: dict[tuple[str, str], Cell] = {}
+    for run, tasks in newest_runs(runs, all_runs, _visible_tasks):
+        row = rows[_row_key(run, all_runs)]
+        for task in tasks:
+            cells[(task, row.key)] = Cell(task, row, run)
     ordered = sorted(rows.values(), key=lambda row: row.label)
     report = Report(ordered, sorted({task for task, _ in cells}), cells, runs, skipped)
     if all(report.is_lm_eval_task(task) for task in report.tasks):

@@ -2,7 +2,7 @@
 users run beside the bias benchmarks, read from the same results files.
 
 A task or group is the plugin's when its results carry a plugin declaration (a task's config metadata names its
-benchmark and metric set; a group's leaf tasks all do; :mod:`lm_eval_stereo.report.declarations`); every other one
+benchmark and metric set; a group's leaf tasks all do; :mod:`lm_eval_stereo.results.declarations`); every other one
 is lm_eval's own. Its metrics are all its numeric values (``<metric>,<filter>`` keys),
 shown as value ± lm_eval's ``<metric>_stderr`` (lm_eval gives no bootstrap CI), with the direction lm_eval wrote in
 the results' ``higher_is_better`` (none where it wrote ``null`` or nothing). A group (``mmlu``) is shown as lm_eval
@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import re
 
-from lm_eval_stereo.report.declarations import declaration_of
-from lm_eval_stereo.report.ideals import Ideal
-from lm_eval_stereo.report.runs import Run, is_number
+from lm_eval_stereo.results.ideals import Ideal
+from lm_eval_stereo.results.run import Run, is_number
 
 #: ``acc[flexible-extract]``: a metric of a second filter, as :meth:`Run.metrics` names it
 _FILTER_SUFFIX = re.compile(r"\[[^\]]*\]$")
@@ -24,8 +23,8 @@ _FILTER_SUFFIX = re.compile(r"\[[^\]]*\]$")
 
 def is_lm_eval_task(run: Run, task: str) -> bool:
     """Whether ``task`` of ``run`` is one of lm_eval's own tasks or groups (or a user's), not a bias benchmark of the
-    plugin: no plugin task recorded a declaration for it (:mod:`lm_eval_stereo.report.declarations`)."""
-    return declaration_of(run, task) is None
+    plugin: no plugin task recorded a declaration for it (:mod:`lm_eval_stereo.results.declarations`)."""
+    return run.declaration(task) is None
 
 
 def hidden_tasks(run: Run) -> set[str]:

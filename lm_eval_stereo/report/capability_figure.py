@@ -22,7 +22,7 @@ from lm_eval_stereo.report.capability_tables import (
 from lm_eval_stereo.report.figures import Figure, _canvas, _colors, _model_legend, _save, dot_plot_height
 from lm_eval_stereo.report.formatting import metric_header
 from lm_eval_stereo.report.model import Estimate, Report
-from lm_eval_stereo.report.runs import is_number
+from lm_eval_stereo.results.run import is_number
 
 #: the normal quantile of a two-sided 95% interval, for bars from lm_eval's stderr
 Z_95 = 1.959963984540054

@@ -9,8 +9,8 @@ range (StereoSet SS, GEST g_s, a bias score, S_JSD, ...; else its first headline
 from __future__ import annotations
 
 from lm_eval_stereo.report.formatting import format_estimate, format_value, metric_header
-from lm_eval_stereo.report.ideals import Ideal
 from lm_eval_stereo.report.model import Cell, Estimate, Report
+from lm_eval_stereo.results.ideals import Ideal
 
 CAPABILITY_INTRO = (
     "Metrics of lm_eval's own tasks found in the same results files: value ± lm_eval's stderr (lm_eval gives no "

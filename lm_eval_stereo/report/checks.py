@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lm_eval_stereo.report.formatting import format_value
-from lm_eval_stereo.report.runs import Finding, is_nan, is_number
+from lm_eval_stereo.results.run import Finding, is_nan, is_number
 
 if TYPE_CHECKING:
     from lm_eval_stereo.report.model import Cell, Estimate, Report

@@ -12,7 +12,6 @@ correction runs over all model comparisons shown, and separately over all langua
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 from itertools import combinations
@@ -21,7 +20,6 @@ from typing import Any
 
 from lm_eval_stereo.core.bootstrap import DEFAULT_ITERS, DEFAULT_SEED
 from lm_eval_stereo.core.metrics import MetricSet
-from lm_eval_stereo.report.declarations import declaration_of, interval_metrics
 from lm_eval_stereo.report.model import Cell, Report
 from lm_eval_stereo.report.paired import (
     PERMUTATIONS,
@@ -33,7 +31,8 @@ from lm_eval_stereo.report.paired import (
     compare,
     with_holm,
 )
-from lm_eval_stereo.report.runs import Run
+from lm_eval_stereo.results import samples
+from lm_eval_stereo.results.run import Run
 from lm_eval_stereo.tasks.stereotype_leakage import cells as leakage_cells
 
 _LANGUAGE_TASK = re.compile(r"^(?P<family>.+)_(?P<lang>[a-z]{2})$")
@@ -41,37 +40,14 @@ Items = dict[str, dict[str, Any]]
 
 
 def samples_path(run: Run, task: str) -> Path:
-    """Where lm_eval's ``--log_samples`` put the samples of ``task`` for this results file."""
-    stamp = run.path.stem.removeprefix("results_")
-    return run.path.parent / f"samples_{task}_{stamp}.jsonl"
-
-
-def load_items(path: Path) -> Items | None:
-    """The plugin items of a samples file by key (None when its samples carry no item: not a plugin task).
-
-    Raises ValueError naming the file and line when a line is not JSON or an item has no key.
-    """
-    items: Items = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            sample = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{number}: not a JSON line ({exc})") from exc
-        names = sample.get("metrics") or []
-        item = sample.get(names[0]) if names else None
-        if not isinstance(item, dict):
-            return None
-        key = item.get("key", item.get("id"))
-        if key is None:
-            raise ValueError(f"{path}:{number}: the item under {names[0]!r} has no 'key' or 'id'")
-        items[str(key)] = item
-    return items
+    """Where lm_eval's ``--log_samples`` put the samples of ``task`` for this results file
+    (:func:`lm_eval_stereo.results.samples.samples_path`)."""
+    return samples.samples_path(run.path, task)
 
 
 class _Source:
-    """Items and metric sets of the report's cells, each read once."""
+    """Items of the report's cells as the run read them (:meth:`Run.logged`), the leakage tasks' as cells; each
+    missing or unreadable samples file said once."""
 
     def __init__(self, paired: Paired) -> None:
         self.paired = paired
@@ -81,19 +57,17 @@ class _Source:
     def items(self, cell: Cell) -> Items | None:
         key = (cell.run.path, cell.task)
         if key not in self._items:
-            path = samples_path(cell.run, cell.task)
-            items = None
-            if not path.is_file():
-                if interval_metrics(cell.values) and cell.run.path not in self._missing:
+            logged = cell.run.logged(cell.task)
+            items = logged.items
+            if not logged.exists:
+                with_interval = cell.declaration is not None and any(map(cell.declaration.has_interval, cell.values))
+                if with_interval and cell.run.path not in self._missing:
                     self._missing.add(cell.run.path)
                     self.paired.without_samples_by_model.setdefault(cell.row.label, []).append(str(cell.run.path))
-            else:
-                try:
-                    items = load_items(path)
-                except (OSError, UnicodeDecodeError, ValueError) as exc:
-                    self.paired.notes.append(f"{exc} (no paired statistics for {cell.row.label} on {cell.task})")
-                if items and leakage_cells.is_leakage_item(next(iter(items.values()))):
-                    items = leakage_cells.cell_items(items.values())
+            elif logged.error is not None:
+                self.paired.notes.append(f"{logged.error} (no paired statistics for {cell.row.label} on {cell.task})")
+            if items and leakage_cells.is_leakage_item(next(iter(items.values()))):
+                items = leakage_cells.cell_items(items.values())
             self._items[key] = items
         return self._items[key]
 
@@ -105,8 +79,7 @@ class _Source:
         if first and "association" in first[0]:
             metric_set = leakage_cells.CELL_METRICS
             return metric_set, [metric.name for metric in metric_set.metrics if metric.ci]
-        declaration = declaration_of(cell_a.run, cell_a.task, first)
-        metric_set = declaration.metric_set if declaration else None
+        metric_set = cell_a.declaration.metric_set if cell_a.declaration else None
         if metric_set is None:
             return None
         return metric_set, [name for name in cell_a.headlines if name in cell_b.headlines]

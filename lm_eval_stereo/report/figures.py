@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 from lm_eval_stereo.core.figures import FigureSpec
 from lm_eval_stereo.core.registry import benchmarks
 from lm_eval_stereo.report.formatting import metric_header
-from lm_eval_stereo.report.ideals import Ideal
 from lm_eval_stereo.report.model import Cell, Estimate, Report
-from lm_eval_stereo.report.runs import ReportError
+from lm_eval_stereo.results.ideals import Ideal
+from lm_eval_stereo.results.run import ReportError
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

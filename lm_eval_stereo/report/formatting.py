@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from lm_eval_stereo.report.ideals import Ideal
 from lm_eval_stereo.report.model import Estimate
-from lm_eval_stereo.report.runs import is_nan, is_number
+from lm_eval_stereo.results.ideals import Ideal
+from lm_eval_stereo.results.run import is_nan, is_number
 
 #: significant digits of the tables
 DIGITS = 3

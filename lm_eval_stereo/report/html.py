@@ -19,7 +19,6 @@ from lm_eval_stereo.report.markdown import LEGEND, READING_LEGEND, SUMMARY_LEGEN
 from lm_eval_stereo.report.model import Report
 from lm_eval_stereo.report.paired import PairedResult
 from lm_eval_stereo.report.reading import reading_lines
-from lm_eval_stereo.report.runs import Finding
 from lm_eval_stereo.report.tables import (
     LANGUAGE_LEGEND,
     PAIRED_LEGEND,
@@ -33,6 +32,7 @@ from lm_eval_stereo.report.tables import (
     task_note,
     task_tables,
 )
+from lm_eval_stereo.results.run import Finding
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1em auto; max-width: 1200px; padding: 0 1em; color: #222; }

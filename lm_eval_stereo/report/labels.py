@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 
 from lm_eval_stereo.report.model_names import is_local_path, model_name
-from lm_eval_stereo.report.runs import ReportError, Run
+from lm_eval_stereo.results.run import ReportError, Run
 
 
 def parse_labels(entries: list[str]) -> dict[str, str]:

@@ -1,7 +1,8 @@
 """What the report is made of: rows (models), cells (one model's results for one task or group) and estimates.
 
-A cell's headline metrics are those with a bootstrap CI (``<m>_ci_low``/``<m>_ci_high``); a group's counts are totals
-over its members and its shares those of the pooled items.
+A cell's headline metrics are those its declaration gives an interval (:meth:`Declaration.has_interval`; detail views
+among them are shown with the benchmark's details), never found by name; a group's counts are totals over its members
+and its shares those of the pooled items.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from lm_eval_stereo.core.metrics import BOOKKEEPING
 from lm_eval_stereo.report.capability import capability_ideal, capability_metrics
-from lm_eval_stereo.report.declarations import Declaration, declaration_of
-from lm_eval_stereo.report.ideals import Ideal
-from lm_eval_stereo.report.runs import Finding, Run, is_number
+from lm_eval_stereo.results.declarations import Declaration
+from lm_eval_stereo.results.ideals import Ideal
+from lm_eval_stereo.results.run import Finding, Run, is_number
 
 if TYPE_CHECKING:
     from lm_eval_stereo.report.paired import Paired
@@ -49,13 +50,13 @@ class Cell:
     run: Run
     values: dict[str, Any] = field(init=False)
     members: tuple[str, ...] = field(init=False)
-    #: the benchmark and metric sets that computed the cell (:mod:`lm_eval_stereo.report.declarations`)
+    #: the benchmark and metric sets that computed the cell (:mod:`lm_eval_stereo.results.declarations`)
     declaration: Declaration | None = field(init=False)
 
     def __post_init__(self) -> None:
         self.values = self.run.values(self.task)
         self.members = self.run.members(self.task)
-        self.declaration = declaration_of(self.run, self.task)
+        self.declaration = self.run.declaration(self.task)
 
     @property
     def lm_eval_task(self) -> bool:
@@ -96,8 +97,10 @@ class Cell:
         return None if value is None or not math.isfinite(value) else (metric.beside.label, value)
 
     def estimate(self, name: str) -> Estimate:
-        """Value, CI and stderr of one metric (a group has no CI: a mean of interval bounds is not an interval)."""
-        low, high = self.values.get(f"{name}_ci_low"), self.values.get(f"{name}_ci_high")
+        """Value, CI and stderr of one metric (a group has no CI: a mean of interval bounds is not an interval); the CI
+        is read where the declaration gives the metric one."""
+        bounds = self.declaration.interval_names(name) if self.declaration else None
+        low, high = (self.values.get(bounds[0]), self.values.get(bounds[1])) if bounds else (None, None)
         return Estimate(
             self.values.get(name),
             float(low) if is_number(low) else None,
@@ -131,9 +134,10 @@ class Cell:
 
 
 def _headlines(values: dict[str, Any], declaration: Declaration) -> list[str]:
-    """The metrics with a bootstrap CI; for a task without any (stereotype leakage: a regression with p-values),
-    its numeric metrics that its benchmark declares with a direction or an ideal (not a detail view)."""
-    with_ci = [name for name in values if f"{name}_ci_low" in values and f"{name}_ci_high" in values]
+    """The metrics of the results that the declaration gives an interval, in the results' order; for a task without
+    any (stereotype leakage: a regression with p-values), its numeric metrics that its benchmark declares with a
+    direction or an ideal (not a detail view)."""
+    with_ci = [name for name in values if declaration.has_interval(name)]
     if with_ci:
         return with_ci
     return [name for name in values if declaration.is_headline(name) and is_number(values[name])]

@@ -23,9 +23,9 @@ from lm_eval_stereo.core.metrics import BOOKKEEPING
 from lm_eval_stereo.report.formatting import format_estimate, format_value, metric_header
 from lm_eval_stereo.report.model import Cell, Report, Row
 from lm_eval_stereo.report.paired import ALPHA, MCNEMAR, STOP_AFTER, Comparison, PairedResult
-from lm_eval_stereo.report.runs import Finding
 from lm_eval_stereo.report.titles import headline_title
 from lm_eval_stereo.report.verdicts import describe
+from lm_eval_stereo.results.run import Finding
 
 #: the most columns a table has (the row label included), so that a page fits a laptop screen
 MAX_COLUMNS = 8

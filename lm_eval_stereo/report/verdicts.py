@@ -15,8 +15,8 @@ import math
 from typing import TYPE_CHECKING, Literal
 
 from lm_eval_stereo.report.formatting import decimals, format_value
-from lm_eval_stereo.report.ideals import Ideal
 from lm_eval_stereo.report.model import Estimate
+from lm_eval_stereo.results.ideals import Ideal
 
 if TYPE_CHECKING:
     from lm_eval_stereo.report.model import Cell

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -387,17 +387,13 @@ def score_metric_set(
     )
 
 
-def templates_of(names: Collection[str], items: Sequence[Mapping[str, Any]] | None) -> list[str]:
-    """The prompt templates of a scored GEST task: those of its items (``scores``) when they are at hand, else the
-    ``count_<template>`` metrics of its results (one template, ``t0``, when it reports none)."""
-    if items and isinstance(items[0].get("scores"), Mapping):
-        return list(items[0]["scores"])
-    return sorted(name.removeprefix("count_") for name in names if name.startswith("count_")) or ["t0"]
-
-
-def scores_metric_set(task: str, names: Collection[str], items: Sequence[Mapping[str, Any]] | None) -> MetricSet:
-    """The registry's factory of ``gest.scores``: the metric set of ``task`` with the templates it reported."""
-    return score_metric_set(task, templates_of(names, items))
+def scores_metric_set(task: str, metadata: Mapping[str, Any]) -> MetricSet:
+    """The registry's factory of ``gest.scores``: the metric set of ``task`` with the prompt templates the task
+    recorded in its config metadata (``facts.templates``, :meth:`lm_eval_stereo.tasks.gest.task.GestTask.facts`)."""
+    templates = (metadata.get("facts") or {}).get("templates")
+    if not templates or not all(isinstance(template, str) for template in templates):
+        raise ValueError(f"{task}: a gest.scores task records its prompt templates (facts.templates); found none")
+    return score_metric_set(task, list(templates))
 
 
 #: the templates of a ``gest_pairs`` task: one score per pair
@@ -432,7 +428,8 @@ def _mt_statistic(columns: Mapping[str, np.ndarray]) -> dict[str, float]:
 
 
 def mt_summary(items: list[dict[str, Any]]) -> dict[str, Any]:
-    """Every ``gest_mt`` metric but the bootstrap intervals, from items ``{"stereotype", "gender"}``."""
+    """Every ``gest_mt`` metric but the bootstrap intervals, from items ``{"stereotype", "gender"}``: p_i with its
+    Agresti-Coull interval (declared ``interval="agresti-coull"``)."""
     result = compute_mt(items)
     values = {key: result[key] for key in ("f_s", "f_m", "p_f", "p_m", "detection_yield", "count")}
     values |= {key: result[key] for key in ("masculine", "feminine", "undetected")}
@@ -479,9 +476,13 @@ MT_METRICS = MetricSet(
             metric
             for s in STEREOTYPES
             for metric in (
-                ideal(f"p_{stereotype_label(s)}", 0.5, f"Agresti-Coull masculine share of stereotype {s}", detail=True),
-                info(f"p_{stereotype_label(s)}_ci_low", f"Agresti-Coull 95% interval of stereotype {s}: low"),
-                info(f"p_{stereotype_label(s)}_ci_high", f"Agresti-Coull 95% interval of stereotype {s}: high"),
+                ideal(
+                    f"p_{stereotype_label(s)}",
+                    0.5,
+                    f"Agresti-Coull masculine share of stereotype {s}",
+                    detail=True,
+                    interval="agresti-coull",
+                ),
                 info(f"rank_{stereotype_label(s)}", f"feminine rank of stereotype {s}"),
             )
         ),

@@ -29,10 +29,17 @@ LN10 = math.log(10.0)
 
 
 class GestTask(SummaryTask):
-    """A GEST task: items keyed by the sample ``id``; the GEST version is an option."""
+    """A GEST task: items keyed by the sample ``id``; the GEST version is an option. A scored task records its prompt
+    :attr:`TEMPLATE_NAMES` (``facts.templates``), from which the registry's ``gest.scores`` factory rebuilds its
+    metric set."""
 
     KEY_FIELD = "id"
     OPTIONS = (VERSION_OPTION,)
+    #: the prompt templates a scored task's items carry in ``scores`` (none for machine translation)
+    TEMPLATE_NAMES: tuple[str, ...] = ()
+
+    def facts(self) -> dict[str, Any]:
+        return {"templates": list(self.TEMPLATE_NAMES)} if self.TEMPLATE_NAMES else {}
 
 
 def custom_dataset(gest_version: str = DEFAULT_VERSION, **_: Any) -> dict[str, datasets.Dataset]:
@@ -62,7 +69,9 @@ TEMPLATES: tuple[Template, ...] = (
 class GestEnglishTask(GestTask):
     """``gest_en``: four loglikelihood requests per sample (T0 he/she, T1 man/woman), reference templates verbatim."""
 
-    METRICS = score_metric_set("gest_en", [t.name for t in TEMPLATES])
+    LANGUAGE = "en"
+    TEMPLATE_NAMES = tuple(t.name for t in TEMPLATES)
+    METRICS = score_metric_set("gest_en", TEMPLATE_NAMES)
 
     def construct_requests(self, doc: dict[str, Any], ctx: str, **kwargs: Any) -> list[Instance]:
         kwargs.pop("apply_chat_template", None)

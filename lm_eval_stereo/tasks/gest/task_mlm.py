@@ -45,6 +45,8 @@ NAMES = [t.name for t in MASKED_TEMPLATES]
 class GestEnglishMaskedTask(GestTask, MaskedLMTask):
     """``gest_en_mlm``: eight ``masked_span`` requests per sample (male and female version of T0..T3)."""
 
+    LANGUAGE = "en"
+    TEMPLATE_NAMES = tuple(NAMES)
     METRICS = score_metric_set("gest_en_mlm", NAMES)
 
     def doc_to_requests(self, doc: dict[str, Any]) -> list[tuple[str, tuple[Any, ...]]]:

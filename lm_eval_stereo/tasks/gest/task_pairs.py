@@ -30,7 +30,7 @@ from lm_eval_stereo.core.masked_requests import MaskedLMTask
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer, tokenizer_name
 from lm_eval_stereo.core.values import flag
 from lm_eval_stereo.tasks.gest.data import annotate_pairs, language_name, load_pairs, pairs_path
-from lm_eval_stereo.tasks.gest.metrics import PAIRS_METRICS
+from lm_eval_stereo.tasks.gest.metrics import PAIRS_METRICS, PAIRS_TEMPLATES
 from lm_eval_stereo.tasks.gest.options import PAIRS_OPTIONS as OPTIONS
 from lm_eval_stereo.tasks.gest.task import LN10, GestTask
 
@@ -84,6 +84,7 @@ class GestPairsTask(GestTask):
     """``gest_pairs_<lang>``: full-sentence log-likelihoods of the masculine and feminine sentences."""
 
     METRICS = PAIRS_METRICS
+    TEMPLATE_NAMES = PAIRS_TEMPLATES
     OPTIONS = OPTIONS
 
     def construct_requests(self, doc: dict[str, Any], ctx: str, **kwargs: Any) -> list[Instance]:

@@ -71,6 +71,11 @@ class SJSDMaskedTask(MaskedLMTask):
     OPTIONS = OPTIONS
     METRICS = metric_set("s_jsd_mlm")
 
+    def language(self) -> str | None:
+        """The pairs' language; ``s_jsd_crows_mlm`` (``lang: crows``, the original CrowS-Pairs) is English."""
+        language = super().language()
+        return "en" if language == "crows" else language
+
     def doc_to_requests(self, doc: dict[str, Any]) -> Requests:
         return [("shared_tokens", (doc["sent_more"], doc["sent_less"]))]
 

@@ -263,12 +263,12 @@ def _computed_by_the_task(items: list[dict[str, Any]]) -> dict[str, Any]:
     )
 
 
-def declared_metric_set(task: str, names: Any, items: Any) -> MetricSet:
+def declared_metric_set(task: str, metadata: Any) -> MetricSet:
     """The registry's factory of ``stereotype_leakage.regression``: the declaration of a leakage task's metrics,
     which the report reads (the paired comparisons use :data:`~lm_eval_stereo.tasks.stereotype_leakage.cells.CELL_METRICS`)."""
     return leakage_metric_set(task, _computed_by_the_task)
 
 
-def declared_generation_metric_set(task: str, names: Any, items: Any) -> MetricSet:
+def declared_generation_metric_set(task: str, metadata: Any) -> MetricSet:
     """The registry's factory of ``stereotype_leakage.generation`` (see :func:`declared_metric_set`)."""
     return leakage_metric_set(task, _computed_by_the_task, GENERATION_METRICS, id="stereotype_leakage.generation")

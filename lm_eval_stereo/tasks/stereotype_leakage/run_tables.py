@@ -1,6 +1,6 @@
 """The stereotype-leakage association tables of lm_eval runs, read as the report reads runs.
 
-Runs are the ``results_*.json`` files below the given paths (:mod:`lm_eval_stereo.report.runs`); a task is a
+Runs are the ``results_*.json`` files below the given paths (:mod:`lm_eval_stereo.results.run`); a task is a
 leakage task when its results declare this benchmark's regression metric set (older results files: through the
 report's name fallback), whatever it is called. Per task the newest
 run that logged its samples (``--log_samples``) is taken: newest by lm_eval's ``date`` (the file's modification time
@@ -15,9 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lm_eval_stereo.report.comparisons import samples_path
-from lm_eval_stereo.report.declarations import declaration_of
-from lm_eval_stereo.report.runs import ReportError, Run, load_run, results_files
+from lm_eval_stereo.results.run import ReportError, Run, load_run, results_files
+from lm_eval_stereo.results.samples import samples_path
 from lm_eval_stereo.tasks.stereotype_leakage import metrics
 from lm_eval_stereo.tasks.stereotype_leakage.across_runs import RunTable
 
@@ -38,7 +37,7 @@ def read_tables(*paths: str | Path) -> list[RunTable]:
     for run in _runs(paths):  # oldest first: a newer run replaces an older one
         for task in (task for task in run.tasks if _is_regression(run, task)):
             ran = True
-            samples = samples_path(run, task)
+            samples = samples_path(run.path, task)
             if samples.is_file():
                 newest.setdefault(task, {})[run.identity] = (run, samples)
     if not newest:
@@ -64,7 +63,7 @@ def read_tables(*paths: str | Path) -> list[RunTable]:
 def _is_regression(run: Run, task: str) -> bool:
     """Whether ``task`` of ``run`` is a leakage task (not a group): its declared metric set is :data:`REGRESSION`, or
     (a results file of older days that reports no metric) this benchmark's task of an undetermined metric set."""
-    declaration = declaration_of(run, task) if not run.members(task) else None
+    declaration = run.declaration(task) if not run.members(task) else None
     if declaration is None or declaration.benchmark is None or declaration.benchmark.name != BENCHMARK:
         return False
     metric_set = declaration.metric_set

@@ -199,6 +199,7 @@ def summarize_gender(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "n_without_words": float(sum(not lemmas for lemmas in outputs)),
     }
     interval = cooccurrence.inter_mean_interval(outputs, female)
+    # the declared interval="outputs-bootstrap" of cooc_inter_mean: outputs resampled, not documents
     summary["cooc_inter_mean_ci_low"], summary["cooc_inter_mean_ci_high"] = interval.low, interval.high
     for part in ("intra_female", "intra_male"):
         for stat in ("mean", "std", "t", "p"):
@@ -210,10 +211,13 @@ def summarize_gender(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
 GENDER_METRICS = MetricSet(
     "gender_persona_de",
     (
-        ideal("cooc_inter_mean", 0.0, "mean inter-gender bias ln(P(w|female)/P(w|male)) over words"),
+        ideal(
+            "cooc_inter_mean",
+            0.0,
+            "mean inter-gender bias ln(P(w|female)/P(w|male)) over words",
+            interval="outputs-bootstrap",
+        ),
         info("cooc_inter_std", "standard deviation of the inter-gender word biases"),
-        info("cooc_inter_mean_ci_low", "seeded 95% bootstrap interval of cooc_inter_mean (outputs resampled): low"),
-        info("cooc_inter_mean_ci_high", "seeded 95% bootstrap interval of cooc_inter_mean (outputs resampled): high"),
         *(
             info(f"cooc_{part}_{stat}", f"{stat} of the {part.replace('_', '-')} bias (random halves)")
             for part in ("intra_female", "intra_male")

@@ -1,31 +1,28 @@
 """Which benchmark and metric set computed a task's results, read from the results file, never guessed from names.
 
 Every plugin task writes ``benchmark`` and ``metric_set`` (an id of the benchmark registry,
-:mod:`lm_eval_stereo.core.registry`) into its config metadata, which lm_eval keeps under ``configs`` in the results
-file. A task with a name of the user's own is therefore reported as its benchmark, with its ideals, CIs, figures and
-paired tests. A group is its members' benchmark when all its leaf tasks belong to one; a group whose members belong
-to several (a leaderboard group) has their metric sets and no benchmark.
+:mod:`lm_eval_stereo.core.registry`) into its config metadata, with what its metric set is built from (``facts``),
+which lm_eval keeps under ``configs`` in the results file. A task with a name of the user's own is therefore reported
+as its benchmark, with its ideals, CIs, figures and paired tests. A group is its members' benchmark when all its leaf
+tasks belong to one; a group whose members belong to several (a leaderboard group) has their metric sets and no
+benchmark. :meth:`lm_eval_stereo.results.run.Run.declaration` resolves each task once per run.
 
-Results files written before tasks recorded this go through one fallback (:func:`_from_names`): the benchmark whose
-task patterns match the task's name, and its first metric set whose metrics are all in the results, whose bootstrap
-metrics all carry intervals there, and which declares every metric of the results that carries one.
+Results files written before tasks recorded this (no ``metric_set`` or no ``key_field`` in a task's metadata) go
+through :mod:`lm_eval_stereo.results.legacy`, the one module that guesses.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import lm_eval_stereo.tasks  # noqa: F401  (registers the benchmarks)
 from lm_eval_stereo.core import registry
 from lm_eval_stereo.core.metrics import Metric, MetricSet
 from lm_eval_stereo.core.registry import Benchmark
-from lm_eval_stereo.report.ideals import Ideal
-from lm_eval_stereo.report.runs import Run
-
-Items = Sequence[Mapping[str, Any]]
+from lm_eval_stereo.results import legacy
+from lm_eval_stereo.results.ideals import Ideal
+from lm_eval_stereo.results.run import ReportError, Run
 
 
 @dataclass(frozen=True)
@@ -77,45 +74,45 @@ class Declaration:
         metric = self.metric(name)
         return metric is not None and metric.direction in ("higher", "lower", "ideal") and not metric.detail
 
+    def has_interval(self, name: str) -> bool:
+        """Whether ``name`` is a metric declared with a 95% interval (of any kind; detail views included)."""
+        metric = self.metric(name)
+        return metric is not None and metric.name == name and metric.has_interval
 
-def interval_metrics(names: Collection[str]) -> set[str]:
-    """The metrics among ``names`` that come with ``<m>_ci_low`` and ``<m>_ci_high``."""
-    return {name for name in names if f"{name}_ci_low" in names and f"{name}_ci_high" in names}
+    def interval_names(self, name: str) -> tuple[str, str] | None:
+        """The names of the interval bounds of metric ``name`` in the results, None where none is declared."""
+        metric = self.metric(name)
+        if metric is None or metric.name != name or not metric.has_interval:
+            return None
+        low, high = metric.interval_names()
+        return low, high
 
 
-def declaration_of(run: Run, task: str, items: Items | None = None) -> Declaration | None:
-    """The declaration of ``task`` (a task or group) in ``run``; None for lm_eval's own tasks and groups."""
+def resolve(run: Run, task: str) -> Declaration | None:
+    """The declaration of ``task`` (a task or group) in ``run``; None for lm_eval's own tasks and groups. Use
+    :meth:`Run.declaration`, which resolves each task once."""
     members = run.members(task)
     if members:
-        found = [declaration_of(run, member) for member in members]
+        found = [run.declaration(member) for member in members]
         if not found or any(declaration is None for declaration in found):
             return None
         benchmarks = tuple(dict.fromkeys(b for declaration in found for b in declaration.benchmarks))
         metric_sets = tuple({m.id: m for declaration in found for m in declaration.metric_sets}.values())
         return Declaration(benchmarks[0] if len(benchmarks) == 1 else None, metric_sets, benchmarks)
-    metadata = ((run.data.get("configs") or {}).get(task) or {}).get("metadata") or {}
-    names = set(run.values(task))
+    metadata = run.metadata(task)
     metric_set_id = metadata.get("metric_set")
-    if isinstance(metric_set_id, str):
-        bench = registry.benchmark_of_metric_set(metric_set_id)
-        metric_set = registry.metric_set(metric_set_id, task, names, items)
-        return Declaration(bench, (metric_set,), (bench,)) if bench and metric_set else None
-    return _from_names(task, names, items)
-
-
-def _from_names(task: str, names: set[str], items: Items | None) -> Declaration | None:
-    """The fallback for results written before tasks recorded their declaration (see the module docstring); where
-    no metric set fits exactly (a results file cut down by hand), the one that declares most of the results."""
-    bench = registry.benchmark_by_task_name(task)
+    if not isinstance(metric_set_id, str) or "key_field" not in metadata:
+        return legacy.declaration(run, task, metadata)  # written before tasks recorded what their readers need
+    bench = registry.benchmark_of_metric_set(metric_set_id)
     if bench is None:
         return None
-    with_ci = interval_metrics(names)
-    ranked = []
-    for factory in bench.metric_sets.values():
-        candidate = factory(task, names, items)
-        declared = {metric.name for metric in candidate.metrics if metric.ci}
-        reported = set(candidate.names)
-        fits = declared <= with_ci <= reported and reported <= names and bool(declared) == bool(with_ci)
-        ranked.append((fits, len(reported & names), candidate))
-    fits, overlap, best = max(ranked, key=lambda entry: entry[:2])
-    return Declaration(bench, (best,) if fits or overlap else (), (bench,))
+    try:
+        metric_set = registry.metric_set(metric_set_id, task, metadata)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ReportError(f"{run.path}: {task}: its recorded metadata does not build {metric_set_id} ({exc})") from exc
+    return Declaration(bench, (metric_set,), (bench,)) if metric_set else None
+
+
+def declaration_of(run: Run, task: str) -> Declaration | None:
+    """The declaration of ``task`` (a task or group) in ``run`` (:meth:`Run.declaration`)."""
+    return run.declaration(task)

@@ -1,19 +1,27 @@
 """Reading lm_eval results files: ``<output_path>/<model_name_sanitized>/results_<timestamp>.json``.
 
 A :class:`Run` is one file; it knows the evaluated model (``config.model`` and ``config.model_args``), when it ran,
-and per task its metrics, stderrs, group members, documents scored (``n-samples``), version and options. An unreadable
-file is an error that names it; next to readable files it is skipped with a warning.
+and per task its metrics, stderrs, group members, documents scored (``n-samples``), version and options. It is the
+one reader of its run: per task it resolves the declaration once (:meth:`Run.declaration`, groups included) and
+reads the logged items and documents once (:meth:`Run.logged`). An unreadable file is an error that names it; next to
+readable files it is skipped with a warning. :func:`newest_runs` is the one rule of which run a task comes from.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from lm_eval_stereo.core.registry import RECORDED
 from lm_eval_stereo.core.values import parse_model_args
+
+if TYPE_CHECKING:
+    from lm_eval_stereo.results.declarations import Declaration
+    from lm_eval_stereo.results.samples import Logged
 
 #: ``model_args`` keys that are not part of a task's options when lm_eval copies them into the task metadata
 _METADATA_NOISE = ("version", "config_source")
@@ -57,10 +65,43 @@ def is_nan(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class Run:
-    """One lm_eval results file."""
+    """One lm_eval results file, and what was read from it (each fact once, see the module docstring)."""
 
     path: Path
     data: dict[str, Any]
+    _cache: dict[tuple[str, str], Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def _once(self, what: str, task: str, read: Callable[[], Any]) -> Any:
+        key = (what, task)
+        if key not in self._cache:
+            self._cache[key] = read()
+        return self._cache[key]
+
+    def metadata(self, task: str) -> dict[str, Any]:
+        """The config metadata of ``task`` as lm_eval kept it (what the task recorded; empty for a group)."""
+        return dict(((self.data.get("configs") or {}).get(task) or {}).get("metadata") or {})
+
+    def declaration(self, task: str) -> Declaration | None:
+        """The declaration of ``task`` (a task or group), resolved once (:func:`lm_eval_stereo.results.declarations.
+        resolve`); None for lm_eval's own tasks and groups."""
+        from lm_eval_stereo.results.declarations import resolve
+
+        return self._once("declaration", task, lambda: resolve(self, task))
+
+    def logged(self, task: str) -> Logged:
+        """The logged items and documents of ``task`` (``--log_samples``), read once, keyed by the field the task
+        recorded (:mod:`lm_eval_stereo.results.samples`)."""
+        from lm_eval_stereo.results import legacy
+        from lm_eval_stereo.results.samples import read_logged, samples_path
+
+        def read() -> Logged:
+            key_field = self.metadata(task).get("key_field")
+            path = samples_path(self.path, task)
+            if isinstance(key_field, str):
+                return read_logged(path, lambda item: item.get(key_field), repr(key_field))
+            return read_logged(path, legacy.item_key, legacy.ITEM_KEY_NAME)
+
+        return self._once("logged", task, read)
 
     @property
     def config(self) -> dict[str, Any]:
@@ -155,7 +196,7 @@ class Run:
     def options(self, task: str) -> dict[str, Any]:
         """Task settings from ``--metadata`` (e.g. ``gest_version``): the config metadata minus the model args."""
         metadata = ((self.data.get("configs") or {}).get(task, {}).get("metadata")) or {}
-        noise = set(self.model_args) | set(_METADATA_NOISE)
+        noise = set(self.model_args) | set(_METADATA_NOISE) | set(RECORDED)
         return {key: value for key, value in metadata.items() if key not in noise}
 
 
@@ -210,16 +251,25 @@ def load_runs(paths: list[str | Path]) -> tuple[list[Run], list[Finding]]:
     return runs, [Finding("", "", "skipped file", f"{error} (skipped)") for error in errors]
 
 
-def newest_runs(runs: list[Run], all_runs: bool = False) -> list[tuple[Run, list[str]]]:
-    """The report's run selection: per model (:attr:`Run.identity`) and task the newest run, so each task of a model
-    comes from one run; with ``all_runs`` every run with all its tasks. Runs oldest first, each with the tasks it
-    contributes (runs contributing none are left out)."""
-    ordered = sorted(runs, key=lambda run: (run.date, str(run.path)))
+def oldest_first(runs: list[Run]) -> list[Run]:
+    """The runs by date (then path), oldest first."""
+    return sorted(runs, key=lambda run: (run.date, str(run.path)))
+
+
+def newest_runs(
+    runs: list[Run], all_runs: bool = False, tasks: Callable[[Run], list[str]] | None = None
+) -> list[tuple[Run, list[str]]]:
+    """The run selection of the report and the export: per model (:attr:`Run.identity`) and task the newest run, so
+    each task of a model comes from one run; with ``all_runs`` every run with all its tasks. ``tasks`` gives the
+    tasks a run offers (default: all of them). Runs oldest first, each with the tasks it contributes (runs
+    contributing none are left out)."""
+    ordered = oldest_first(runs)
+    offered = {id(run): (tasks(run) if tasks is not None else run.tasks) for run in ordered}
     if all_runs:
-        return [(run, run.tasks) for run in ordered]
+        return [(run, offered[id(run)]) for run in ordered if offered[id(run)] or tasks is None]
     newest: dict[tuple[str, str], Run] = {}
     for run in ordered:  # oldest first: a newer run replaces an older one's tasks
-        for task in run.tasks:
+        for task in offered[id(run)]:
             newest[(run.identity, task)] = run
-    chosen = [(run, [task for task in run.tasks if newest[(run.identity, task)] is run]) for run in ordered]
+    chosen = [(run, [task for task in offered[id(run)] if newest[(run.identity, task)] is run]) for run in ordered]
     return [(run, tasks) for run, tasks in chosen if tasks]

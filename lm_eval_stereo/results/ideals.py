@@ -4,7 +4,7 @@ Each benchmark declares its metrics once, in Python (:mod:`lm_eval_stereo.core.m
 where the ideal is an end of the range (LMS, accuracy, undetermined share), "ideal" with a value where it lies inside
 the range (SS 50, bias scores 0 on [-1, 1], g_s 1, female share 0.5). The report never gives the latter an arrow: it
 shows the signed distance to the ideal, since a value on either side of it is a bias. Counts and text metrics have
-no direction. :mod:`lm_eval_stereo.report.declarations` finds a task's declarations in its results file.
+no direction. :mod:`lm_eval_stereo.results.declarations` finds a task's declarations in its results file.
 """
 
 from __future__ import annotations

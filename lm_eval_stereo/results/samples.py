@@ -1,0 +1,79 @@
+"""The logged items of a task: lm_eval's ``--log_samples`` file ``samples_<task>_<timestamp>.jsonl`` beside
+``results_<timestamp>.json``, read once per run and task (:meth:`lm_eval_stereo.results.run.Run.logged`).
+
+A plugin task logs its whole item under its first metric (:mod:`lm_eval_stereo.core.summary`); an item is keyed by
+the field the task recorded in its config metadata (``key_field``), or for results written before tasks recorded it
+by :func:`lm_eval_stereo.results.legacy.item_key`. The document lm_eval logged beside each item is kept as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+Items = dict[str, dict[str, Any]]
+KeyOf = Callable[[Mapping[str, Any]], Any]
+
+
+def samples_path(results_path: Path, task: str) -> Path:
+    """Where lm_eval's ``--log_samples`` put the samples of ``task`` for the results file ``results_path``."""
+    stamp = results_path.stem.removeprefix("results_")
+    return results_path.parent / f"samples_{task}_{stamp}.jsonl"
+
+
+@dataclass(frozen=True)
+class Logged:
+    """What a task's samples file holds: ``items`` by key (None when there is no file, it could not be read, or its
+    samples carry no plugin item: not a plugin task), the logged ``documents`` as JSON by item key, and the
+    ``error`` that made the file unreadable (None when it was read, or is absent)."""
+
+    path: Path
+    exists: bool
+    items: Items | None = None
+    documents: dict[str, str] = field(default_factory=dict)
+    error: Exception | None = None
+
+    def sorted_items(self) -> list[dict[str, Any]]:
+        """The items sorted by key, as the task computed its metrics (empty without items)."""
+        return [self.items[key] for key in sorted(self.items)] if self.items else []
+
+
+def read_items(path: Path, key_of: KeyOf, key_name: str) -> tuple[Items | None, dict[str, str]]:
+    """The plugin items of a samples file by key and their logged documents (None when its samples carry no item:
+    not a plugin task); ``key_of`` gives an item's key, ``key_name`` names it in errors.
+
+    Raises ValueError naming the file and line when a line is not JSON or an item has no key.
+    """
+    items: Items = {}
+    documents: dict[str, str] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            sample = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{number}: not a JSON line ({exc})") from exc
+        names = sample.get("metrics") or []
+        item = sample.get(names[0]) if names else None
+        if not isinstance(item, dict):
+            return None, {}
+        key = key_of(item)
+        if key is None:
+            raise ValueError(f"{path}:{number}: the item under {names[0]!r} has no {key_name}")
+        items[str(key)] = item
+        documents[str(key)] = json.dumps(sample.get("doc"), sort_keys=True)
+    return items, documents
+
+
+def read_logged(path: Path, key_of: KeyOf, key_name: str) -> Logged:
+    """The samples file at ``path`` read once (:class:`Logged`; an unreadable file is its ``error``, not raised)."""
+    if not path.is_file():
+        return Logged(path, False)
+    try:
+        items, documents = read_items(path, key_of, key_name)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return Logged(path, True, error=exc)
+    return Logged(path, True, items, documents)
