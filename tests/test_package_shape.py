@@ -199,6 +199,54 @@ def test_imports_go_one_way(layer: str, forbidden: str, nor_in_strings: bool) ->
     assert {path: names for path, names in offenders.items() if names} == {}
 
 
+def _code_strings_and_names(path: Path) -> list[tuple[int, str]]:
+    """The string constants (docstrings left out: they may name a benchmark as an example), identifiers and imported
+    module paths of a file, with their lines."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            found.append((node.lineno, node.value))
+        elif isinstance(node, ast.Name):
+            found.append((node.lineno, node.id))
+        elif isinstance(node, ast.Attribute):
+            found.append((node.lineno, node.attr))
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.append((node.lineno, node.module))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+    return found
+
+
+@pytest.mark.parametrize("layer", ["results", "report", "export"])
+def test_the_readers_name_no_benchmark(layer: str) -> None:
+    """The results layer, the report and the export import no module of a benchmark (only the tasks package, whose
+    import registers them) and name none in their code: no benchmark's name, title or task-name stem in a string, an
+    identifier or an import. What they say of a benchmark comes from its declaration."""
+    import lm_eval_stereo.tasks  # noqa: F401  (registers the benchmarks)
+    from lm_eval_stereo.core import registry
+
+    words = {bench.name for bench in registry.benchmarks()} | {bench.title for bench in registry.benchmarks()}
+    words |= {pattern.rstrip("*_") for bench in registry.benchmarks() for pattern in bench.task_patterns}
+    words |= {"gerbbq", "leak_", "icat", "persona", "sexist"}  # the suites' parts and their metric stems
+    naming = re.compile("|".join(rf"(?<![a-z]){re.escape(word)}(?![a-z])" for word in sorted(words)), re.I)
+    offenders = [
+        f"{path.relative_to(REPO).as_posix()}:{line}: {text[:80]!r}"
+        for path in sorted((REPO / "lm_eval_stereo" / layer).rglob("*.py"))
+        for line, text in _code_strings_and_names(path)
+        if naming.search(text) and text != "lm_eval_stereo.tasks"
+    ]
+    assert offenders == []
+
+
 @pytest.mark.parametrize("package", ["report", "models"])
 def test_modules_of_a_package_do_not_import_each_other_in_a_cycle(package: str) -> None:
     """Lazy imports inside functions count too: a cycle hidden in a function is still a cycle."""

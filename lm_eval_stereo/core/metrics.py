@@ -49,14 +49,16 @@ class Beside:
 @dataclass(frozen=True)
 class Metric:
     """One metric: ``direction`` is "higher"/"lower" (is better), "ideal" (``ideal`` in the middle, e.g. SS = 50),
-        "count" (bookkeeping: items, ties, undetermined outputs) or "info" (a string such as the normalisation used).
-        ``detail`` marks a view of a headline (one template, one stereotype) that reports show with the benchmark's
-        details, not in their summary. ``label`` names the metric for a person ("SS"), ``above``/``below`` say what a
-        value whose CI lies above/below the ideal means ("prefers stereotypes"); ``beside`` is a figure the report shows
-        next to it. ``bounds`` is the range ``(low, high)`` the metric can take (``math.inf`` for an open end), None where
-        it is not declared; exports (Every Eval Ever ``min_score``/``max_score``) read it. ``interval`` names the kind of its
-    95% interval (:data:`IntervalKind`, None: none); ``ci=True`` is short for ``interval="bootstrap"``, the seeded
-    resampler's, and either sets the other."""
+    "count" (bookkeeping: items, ties, undetermined outputs) or "info" (a string such as the normalisation used).
+    ``detail`` marks a view of a headline (one template, one stereotype) that reports show with the benchmark's
+    details, not in their summary. ``label`` names the metric for a person ("SS"), ``above``/``below`` say what a
+    value whose CI lies above/below the ideal means ("prefers stereotypes"); ``beside`` is a figure the report shows
+    next to it. ``bounds`` is the range ``(low, high)`` the metric can take (``math.inf`` for an open end), None where
+    it is not declared; exports (Every Eval Ever ``min_score``/``max_score``) read it. ``interval`` names the kind of
+    its 95% interval (:data:`IntervalKind`, None: none); ``ci=True`` is short for ``interval="bootstrap"``, the seeded
+    resampler's, and either sets the other. ``caution`` says, for a bookkeeping metric the report checks (ties,
+    undetermined outputs, detection yield, a fit that did not converge), what its warning means for this benchmark's
+    headlines."""
 
     name: str
     direction: Direction
@@ -70,6 +72,7 @@ class Metric:
     beside: Beside | None = None
     bounds: tuple[float, float] | None = None
     interval: IntervalKind | None = None
+    caution: str = ""
 
     def __post_init__(self) -> None:
         if self.interval is not None and self.interval not in INTERVAL_KINDS:
@@ -146,8 +149,8 @@ def ideal(
     return Metric(name, "ideal", ideal=value, ci=ci, description=description, detail=detail, **reading)
 
 
-def count(name: str, description: str = "") -> Metric:
-    return Metric(name, "count", description=description)
+def count(name: str, description: str = "", caution: str = "") -> Metric:
+    return Metric(name, "count", description=description, caution=caution)
 
 
 def info(name: str, description: str = "", ci: bool = False, interval: IntervalKind | None = None) -> Metric:
@@ -231,11 +234,22 @@ class ItemScore:
 
 
 @dataclass(frozen=True)
+class PairingUnit:
+    """What two runs of a task share item by item when that is not the logged items themselves (e.g. the
+    association cells of a leakage table, which every language has): ``units(items)`` turns a run's logged items into
+    those units by key, and ``metric_set``'s resampling statistics compare them (its interval metrics)."""
+
+    units: Callable[[Iterable[Mapping[str, Any]]], dict[str, dict[str, Any]]]
+    metric_set: MetricSet
+
+
+@dataclass(frozen=True)
 class MetricSet:
     """All metrics of a task and the functions that compute them (see the module docstring). ``id`` names the kind
     of metric set in the benchmark registry, ``<benchmark>.<kind>`` (:mod:`lm_eval_stereo.core.registry`); tasks
     write it into their results so that the report finds this declaration whatever the task is called.
-    ``item_score`` says what one item scores (:class:`ItemScore`), where the benchmark declares it."""
+    ``item_score`` says what one item scores (:class:`ItemScore`), where the benchmark declares it; ``pairing``
+    what paired comparisons compare where it is not the items (:class:`PairingUnit`; None: the items)."""
 
     label: str
     metrics: tuple[Metric, ...]
@@ -243,6 +257,7 @@ class MetricSet:
     resampling: tuple[Resampling, ...] = field(default=())
     id: str = ""
     item_score: ItemScore | None = None
+    pairing: PairingUnit | None = None
 
     def __post_init__(self) -> None:
         names = [m.name for m in self.metrics]

@@ -39,9 +39,11 @@ MetricSetFactory = Callable[[str, Mapping[str, Any]], "MetricSet"]
 
 
 #: the config metadata keys a task records for the readers of its results besides ``benchmark``, ``metric_set`` and
-#: ``data``: ``language``, ``key_field`` (the item field keying its logged items) and ``facts`` (benchmark-specific,
-#: read by its metric set's factory); :meth:`lm_eval_stereo.core.summary.SummaryTask.recorded` writes them
-RECORDED = ("language", "key_field", "facts")
+#: ``data``: ``language``, ``key_field`` (the item field keying its logged items), ``facts`` (benchmark-specific,
+#: read by its metric set's factory) and ``scoring`` (its task class: how its items were scored; tasks of one metric
+#: set and one scoring in different languages are translations of each other for the report's language comparisons);
+#: :meth:`lm_eval_stereo.core.summary.SummaryTask.recorded` writes them
+RECORDED = ("language", "key_field", "facts", "scoring")
 
 
 def fixed(metric_set: MetricSet) -> MetricSetFactory:

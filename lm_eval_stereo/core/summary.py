@@ -157,12 +157,12 @@ class SummaryTask(ConfigurableTask):
         return {}
 
     def recorded(self, metric_set: MetricSet) -> dict[str, Any]:
-        """What readers of the results need besides the declaration (:data:`RECORDED`): ``key_field``, ``language``
-        (when known) and ``facts`` (when the task has any). The registry's factory of ``metric_set`` must build from
+        """What readers of the results need besides the declaration (:data:`RECORDED`): ``key_field``, ``scoring``,
+        ``language`` (when known) and ``facts`` (when the task has any). The registry's factory of ``metric_set`` must build from
         this metadata a declaration of metrics the task computes (checked here, so a task never records what its
         readers cannot use; a family's extra counts, e.g. the causal leakage tasks' boundary mismatches, may be left
         out of the registry's declaration)."""
-        recorded: dict[str, Any] = {"key_field": self.KEY_FIELD}
+        recorded: dict[str, Any] = {"key_field": self.KEY_FIELD, "scoring": type(self).__name__}
         language = self.language()
         if language is not None:
             recorded["language"] = language

@@ -1,9 +1,10 @@
 """Warnings where a headline number would mislead, with the thresholds the README states.
 
 Each check reads one task's cell (groups are left to their members, which carry the same items) and says what the
-headline hides (and, in a few words, the caveat shown next to the headlines it qualifies): outputs that could not be scored, ties booked as anti-stereotypical, NaN values, a translation
-detector that found too little, a leakage regression that did not converge, or a ``--limit`` run scored on part of the
-benchmark.
+headline hides (and, in a few words, the caveat shown next to the headlines it qualifies): outputs that could not be
+scored, tied items, NaN values, a gender detector that found too little, a fit that did not converge, or a ``--limit``
+run scored on part of the benchmark. The checks read the declared bookkeeping counts; what a warning means for a
+benchmark's headlines is the ``caution`` its declaration gives the count.
 """
 
 from __future__ import annotations
@@ -18,25 +19,32 @@ from lm_eval_stereo.results.run import Finding, is_nan, is_number
 if TYPE_CHECKING:
     from lm_eval_stereo.report.model import Cell, Estimate, Report
 
-#: share of outputs that could not be scored or classified above which the headline is flagged
-#: (GerBBQ+/SexistStatements ``undetermined`` and ``empty``, persona ``unclassified_share``, generative leakage
-#: ``unmatched`` of ``generations``)
+#: share of outputs that could not be scored or classified above which the headline is flagged (``undetermined`` and
+#: ``empty`` answers, ``unclassified_share`` of generations, ``unmatched`` of ``generations``)
 UNPARSEABLE_MAX_SHARE = 0.10
-#: GEST MT: share of translations whose first-person gender was detected below which f_s/f_m are flagged
+#: share of outputs whose gender was detected (``detection_yield``) below which the rates resting on them are flagged
 DETECTION_YIELD_MIN = 0.80
-#: StereoSet: share of items whose stereotype and anti-stereotype scores tie (booked as anti-stereotypical)
+#: share of items whose two candidates' scores tie (``ties``) above which the headline is flagged
 TIES_MAX_SHARE = 0.01
 #: items left out for a non-finite score (``unscored``, ``nan_pairs``) tolerated before a warning: none
 UNSCORED_MAX = 0
 
 _UNPARSEABLE = {
-    "undetermined": (
-        'outputs with no determinable answer (GerBBQ+ books them as "unbekannt", SexistStatements leaves them '
-        "out), so the headline says little about the model's answers"
-    ),
+    "undetermined": "outputs with no determinable answer, so the headline says little about the model's answers",
     "empty": "empty outputs, not scored: the headline rests on the others",
     "unclassified_share": "generations whose gender could not be classified, left out: the shares rest on the others",
 }
+#: what a check says where the benchmark declares no ``caution`` for the count it reads
+_DETECTION_YIELD = "the rates rest on the few outputs whose gender was detected"
+_TIES = "tied items are booked as the benchmark books them, which moves the headline"
+_NO_FIT = "the fit behind the headline did not converge, so it means little"
+
+
+def _caution(cell: Cell, name: str, default: str) -> str:
+    """What the cell's benchmark declares a warning on count ``name`` means (:attr:`Metric.caution`), else
+    ``default``."""
+    metric = cell.declaration.metric(name) if cell.declaration else None
+    return metric.caution if metric is not None and metric.name == name and metric.caution else default
 
 
 @dataclass(frozen=True)
@@ -55,7 +63,7 @@ def _share_warnings(cell: Cell) -> list[Issue]:
     for name, meaning in _UNPARSEABLE.items():
         share = cell.counts.get(name)
         if share is not None and share > UNPARSEABLE_MAX_SHARE:
-            message = f"{name} {share:.1%} > {UNPARSEABLE_MAX_SHARE:.0%}: {meaning}"
+            message = f"{name} {share:.1%} > {UNPARSEABLE_MAX_SHARE:.0%}: {_caution(cell, name, meaning)}"
             found.append(Issue("unparseable", message, f"{name.removesuffix('_share')} {share:.0%}"))
     unmatched, generations = cell.values.get("unmatched"), cell.values.get("generations")
     if is_number(unmatched) and is_number(generations) and generations > 0:
@@ -69,9 +77,8 @@ def _share_warnings(cell: Cell) -> list[Issue]:
             found.append(Issue("unparseable", message, f"unmatched {share:.0%}"))
     yield_ = cell.counts.get("detection_yield")
     if yield_ is not None and yield_ < DETECTION_YIELD_MIN:
-        message = (
-            f"detection_yield {yield_:.1%} < {DETECTION_YIELD_MIN:.0%}: f_s/f_m rest on the few translations "
-            "whose gender was detected"
+        message = f"detection_yield {yield_:.1%} < {DETECTION_YIELD_MIN:.0%}: " + _caution(
+            cell, "detection_yield", _DETECTION_YIELD
         )
         found.append(Issue("low detection yield", message, f"gender detected in {yield_:.0%}"))
     return found
@@ -83,7 +90,7 @@ def _tie_warnings(cell: Cell) -> list[Issue]:
         return []
     message = (
         f"{format_value(ties)} of {format_value(count)} items tied ({ties / count:.1%} > {TIES_MAX_SHARE:.0%}); "
-        "ties count as anti-stereotypical and pull SS towards 0"
+        + _caution(cell, "ties", _TIES)
     )
     return [Issue("ties", message, f"ties {ties / count:.1%}")]
 
@@ -110,7 +117,7 @@ def _unscored_warnings(cell: Cell) -> list[Issue]:
 def _fit_warnings(cell: Cell) -> list[Issue]:
     if cell.values.get("fit_converged") != 0:
         return []
-    message = "fit_converged = 0: the leakage regression did not converge, so n_leaks and leak_coef/leak_p mean little"
+    message = "fit_converged = 0: " + _caution(cell, "fit_converged", _NO_FIT)
     return [Issue("no fit", message, "regression did not converge")]
 
 
@@ -144,8 +151,8 @@ def check_cell(cell: Cell) -> list[Finding]:
 KIND_MEANINGS = {
     "skipped file": "results files that could not be read",
     "unparseable": "outputs that could not be scored or classified: the headline rests on the others",
-    "low detection yield": "GEST MT: f_s/f_m rest on the few translations whose gender was detected",
-    "ties": "StereoSet ties count as anti-stereotypical and pull SS towards 0",
+    "low detection yield": "rates resting on the few outputs whose gender was detected",
+    "ties": "tied items, booked as each benchmark books them (its warning says how)",
     "unscored": "items with a non-finite score were left out",
     "NaN": "no items to compute a metric from",
     "limit": "scored on part of the benchmark (--limit or fewer documents): not the benchmark's full figure",

@@ -2,17 +2,16 @@
 
 Per-item data comes from ``lm_eval --log_samples``: ``samples_<task>_<timestamp>.jsonl`` beside
 ``results_<timestamp>.json``; a plugin task logs its whole item under its first metric. Items are matched by their
-key (model against model) or by their parallel id across the language tasks of one benchmark family
-(``<family>_<xx>`` with a two-letter language code; the id is the key without its ``<xx>/`` prefix: StereoSet ids,
-GEST sentence ids, S_JSD pair ids). Each headline metric that a benchmark's resampling statistic computes is compared
-by :mod:`lm_eval_stereo.report.paired`. The stereotype-leakage tasks are compared on their association cells
-(:mod:`lm_eval_stereo.tasks.stereotype_leakage.cells`: the same group x trait cells in every language). Holm's
-correction runs over all model comparisons shown, and separately over all language comparisons shown.
+key (model against model) or by their parallel id across the tasks that are translations of each other, as the tasks
+recorded (:meth:`lm_eval_stereo.results.run.Run.language`: one metric set and scoring, different languages; the id
+is the key without its ``<lang>/`` prefix). Each headline metric that a benchmark's resampling statistic computes is
+compared by :mod:`lm_eval_stereo.report.paired`. A metric set that declares a pairing unit
+(:class:`~lm_eval_stereo.core.metrics.PairingUnit`) is compared on those units instead of its items, with that unit's
+metrics. Holm's correction runs over all model comparisons shown, and separately over all language comparisons shown.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from itertools import combinations
 from pathlib import Path
@@ -33,9 +32,7 @@ from lm_eval_stereo.report.paired import (
 )
 from lm_eval_stereo.results import samples
 from lm_eval_stereo.results.run import Run
-from lm_eval_stereo.tasks.stereotype_leakage import cells as leakage_cells
 
-_LANGUAGE_TASK = re.compile(r"^(?P<family>.+)_(?P<lang>[a-z]{2})$")
 Items = dict[str, dict[str, Any]]
 
 
@@ -45,9 +42,14 @@ def samples_path(run: Run, task: str) -> Path:
     return samples.samples_path(run.path, task)
 
 
+def _pairing_set(cell: Cell) -> MetricSet | None:
+    """The metric set whose declaration says how the cell's items are compared."""
+    return cell.declaration.metric_set if cell.declaration else None
+
+
 class _Source:
-    """Items of the report's cells as the run read them (:meth:`Run.logged`), the leakage tasks' as cells; each
-    missing or unreadable samples file said once."""
+    """Items of the report's cells as the run read them (:meth:`Run.logged`), as the declared pairing units where
+    the metric set declares them; each missing or unreadable samples file said once."""
 
     def __init__(self, paired: Paired) -> None:
         self.paired = paired
@@ -66,22 +68,21 @@ class _Source:
                     self.paired.without_samples_by_model.setdefault(cell.row.label, []).append(str(cell.run.path))
             elif logged.error is not None:
                 self.paired.notes.append(f"{logged.error} (no paired statistics for {cell.row.label} on {cell.task})")
-            if items and leakage_cells.is_leakage_item(next(iter(items.values()))):
-                items = leakage_cells.cell_items(items.values())
+            metric_set = _pairing_set(cell)
+            if items and metric_set is not None and metric_set.pairing is not None:
+                items = metric_set.pairing.units(items.values())
             self._items[key] = items
         return self._items[key]
 
     def plan(self, cell_a: Cell, cell_b: Cell) -> tuple[MetricSet, list[str]] | None:
         """The metric set whose resampling statistics compare the two cells' items, and the metrics to compare:
-        the headlines both report, or the association-cell metrics of the leakage tasks (None: not comparable)."""
-        items = self.items(cell_a)
-        first = list(items.values())[:1] if items else None
-        if first and "association" in first[0]:
-            metric_set = leakage_cells.CELL_METRICS
-            return metric_set, [metric.name for metric in metric_set.metrics if metric.ci]
-        metric_set = cell_a.declaration.metric_set if cell_a.declaration else None
+        the headlines both report, or the interval metrics of the declared pairing unit (None: not comparable)."""
+        metric_set = _pairing_set(cell_a)
         if metric_set is None:
             return None
+        if metric_set.pairing is not None:
+            units = metric_set.pairing.metric_set
+            return units, [metric.name for metric in units.metrics if metric.has_interval]
         return metric_set, [name for name in cell_a.headlines if name in cell_b.headlines]
 
 
@@ -130,13 +131,15 @@ def paired_comparisons(
     for row in report.rows:
         families: dict[str, list[tuple[str, Cell]]] = {}
         for task in leaves:
-            cell, match = report.cell(task, row), _LANGUAGE_TASK.match(task)
-            if cell is not None and match and source.items(cell):
-                families.setdefault(match["family"], []).append((match["lang"], cell))
-        for family, members in families.items():
+            cell = report.cell(task, row)
+            found = cell.run.language(task) if cell is not None else None
+            if found is not None and source.items(cell):
+                families.setdefault(found[1], []).append((found[0], cell))
+        for members in families.values():
+            family = _family_name(members)
             unparallel = []
             for (lang_a, cell_a), (lang_b, cell_b) in combinations(members, 2):
-                plan = source.plan(cell_a, cell_b)
+                plan = source.plan(cell_a, cell_b) if lang_a != lang_b else None
                 if plan is None:
                     continue
                 metric_set, names = plan
@@ -148,16 +151,35 @@ def paired_comparisons(
                 found, left_out = _compare(metric_set, names, items_a, items_b, what, paired)
                 if found:
                     paired.languages.append(
-                        PairedResult(family, row.label, cell_a.task, cell_b.task, tuple(found), left_out)
+                        PairedResult(
+                            family, row.label, cell_a.task, cell_b.task, tuple(found), left_out, (lang_a, lang_b)
+                        )
                     )
             if unparallel:
                 paired.notes.append(
-                    f"{row.label}: {family}_<lang> tasks share no item ids ({', '.join(unparallel)}): not translations "
-                    "of the same items, no language comparison"
+                    f"{row.label}: {_family_tasks(family, members)} share no item ids ({', '.join(unparallel)}): not "
+                    "translations of the same items, no language comparison"
                 )
     paired.models = _holm(paired.models)
     paired.languages = _holm(paired.languages)
     return paired
+
+
+def _family_name(members: list[tuple[str, Cell]]) -> str:
+    """How the report names a family of translations: the task name its members share before ``_<lang>``
+    (``stereoset_multi``), else the id of their metric set."""
+    stems = {cell.task.removesuffix(f"_{lang}") for lang, cell in members}
+    if len(stems) == 1 and all(cell.task.endswith(f"_{lang}") for lang, cell in members):
+        return stems.pop()
+    metric_set = _pairing_set(members[0][1])
+    return metric_set.id if metric_set is not None else members[0][1].task
+
+
+def _family_tasks(family: str, members: list[tuple[str, Cell]]) -> str:
+    """The tasks of a family for a sentence: ``stereoset_multi_<lang> tasks``, else their names."""
+    if all(cell.task == f"{family}_{lang}" for lang, cell in members):
+        return f"{family}_<lang> tasks"
+    return ", ".join(cell.task for _, cell in members)
 
 
 def _holm(results: list[PairedResult]) -> list[PairedResult]:

@@ -331,6 +331,8 @@ class PairedResult:
     comparisons: tuple[Comparison, ...]
     #: matched items left out (unscored in one of the runs)
     left_out: int = 0
+    #: the languages of ``a`` and ``b`` as their tasks recorded them (a language comparison; empty for models)
+    languages: tuple[str, ...] = ()
 
 
 @dataclass

@@ -235,9 +235,9 @@ PAIRED_LEGEND = (
 
 
 LANGUAGE_LEGEND = (
-    "One model on the translations of the same items (parallel ids: StereoSet ids, GEST sentence ids, S_JSD pair "
-    "ids, stereotype-leakage group × trait cells: mean |A| and % of cells with A > 0), A − B = first language minus "
-    "second: paired bootstrap CI, exact McNemar or sign-flip permutation p and "
+    "One model on the translations of the same items (tasks of one metric set and scoring in different languages, "
+    "as the tasks recorded; items matched by parallel id, or the units the benchmark declares for pairing), A − B = "
+    "first language minus second: paired bootstrap CI, exact McNemar or sign-flip permutation p and "
     "Holm over all language comparisons, as for the models; the McNemar counts are the items whose judgement flips "
     "between the two languages (listed by --json)."
 )
@@ -245,10 +245,6 @@ LANGUAGE_LEGEND = (
 
 def _items(comparison: Comparison, result: PairedResult) -> str:
     return f"{comparison.n}" + (f" ({result.left_out} unscored in one run left out)" if result.left_out else "")
-
-
-def _language(task: str) -> str:
-    return task.rsplit("_", 1)[-1]
 
 
 def _comparison_table(
@@ -282,7 +278,7 @@ def language_comparison_tables(report: Report) -> list[Table]:
         "language vs language",
         ["model", "benchmark", "metric", "A − B", "difference [95% CI]", "p", "p Holm", "test (flips); items"],
         report.paired.languages if report.paired else [],
-        lambda r, c: [letters[r.model], r.task, c.metric, f"{_language(r.a)} − {_language(r.b)}"],
+        lambda r, c: [letters[r.model], r.task, c.metric, " − ".join(r.languages)],
         lambda r, c: [f"{_test(c)}; {_items(c, r)} items"],
     )
 

@@ -10,16 +10,11 @@ if TYPE_CHECKING:
 
 
 def language(cell: Cell) -> str:
-    """The task's language: its config's ``dataset_kwargs`` (``lang``/``language``), else the task id's last part
-    where the benchmark declares that language; empty when neither says."""
-    config = ((cell.run.data.get("configs") or {}).get(cell.task)) or {}
-    kwargs = config.get("dataset_kwargs") or {}
-    found = kwargs.get("lang") or kwargs.get("language") if isinstance(kwargs, dict) else None
-    if isinstance(found, str):
-        return found
+    """The task's language as it recorded it (:meth:`~lm_eval_stereo.results.run.Run.language`) where its benchmark
+    has several; empty otherwise."""
     bench = cell.declaration.benchmark if cell.declaration else None
-    suffix = cell.task.rsplit("_", 1)[-1]
-    return suffix if bench is not None and suffix in bench.languages else ""
+    found = cell.run.language(cell.task)
+    return found[0] if found is not None and bench is not None and len(bench.languages) > 1 else ""
 
 
 def task_title(cell: Cell) -> str:

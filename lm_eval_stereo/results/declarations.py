@@ -100,9 +100,10 @@ def resolve(run: Run, task: str) -> Declaration | None:
         metric_sets = tuple({m.id: m for declaration in found for m in declaration.metric_sets}.values())
         return Declaration(benchmarks[0] if len(benchmarks) == 1 else None, metric_sets, benchmarks)
     metadata = run.metadata(task)
-    metric_set_id = metadata.get("metric_set")
-    if not isinstance(metric_set_id, str) or "key_field" not in metadata:
-        return legacy.declaration(run, task, metadata)  # written before tasks recorded what their readers need
+    if legacy.written_before(metadata):
+        found = legacy.declaration(run, task, metadata)
+        return Declaration(found[0], found[1], (found[0],)) if found is not None else None
+    metric_set_id = metadata["metric_set"]
     bench = registry.benchmark_of_metric_set(metric_set_id)
     if bench is None:
         return None

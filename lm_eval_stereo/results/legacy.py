@@ -11,22 +11,41 @@ for those files only:
   none fits exactly, a results file cut down by hand, the one that declares most of the results);
 - the prompt templates a metric set is built from (GEST's ``facts.templates``) are the ``<t>`` of the results'
   ``count_<t>`` metrics (one template, ``t0``, when it reports none);
-- an item's key is its ``key`` field, else its ``id``.
+- an item's key is its ``key`` field, else its ``id``;
+- a task's language is the two-letter code its name ends in (``stereoset_multi_de``: ``de``), and the tasks of one
+  metric set whose names differ only in that code are translations of each other.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lm_eval_stereo.core import registry
 
 if TYPE_CHECKING:
-    from lm_eval_stereo.results.declarations import Declaration
+    from lm_eval_stereo.core.metrics import MetricSet
+    from lm_eval_stereo.core.registry import Benchmark
     from lm_eval_stereo.results.run import Run
 
+#: ``<family>_<xx>``: a task named after its language
+_LANGUAGE_TASK = re.compile(r"^(?P<family>.+)_(?P<lang>[a-z]{2})$")
 #: how errors name the key of a legacy item
 ITEM_KEY_NAME = "'key' or 'id'"
+
+
+def written_before(metadata: Mapping[str, Any]) -> bool:
+    """Whether a task's config ``metadata`` was written before tasks recorded what their readers need (no
+    ``metric_set`` or no ``key_field``): such a task is read through this module."""
+    return not isinstance(metadata.get("metric_set"), str) or "key_field" not in metadata
+
+
+def language(task: str) -> tuple[str, str] | None:
+    """A legacy task's language and the family of tasks it is a translation within: the two-letter code its name ends
+    in and the name without it (None for a name without one)."""
+    match = _LANGUAGE_TASK.match(task)
+    return (match["lang"], match["family"]) if match else None
 
 
 def item_key(item: Mapping[str, Any]) -> Any:
@@ -50,17 +69,16 @@ def metadata(names: Collection[str], recorded: Mapping[str, Any]) -> dict[str, A
     return {**recorded, "facts": {**facts(names), **(recorded.get("facts") or {})}}
 
 
-def declaration(run: Run, task: str, recorded: Mapping[str, Any]) -> Declaration | None:
-    """The declaration of a legacy task (see the module docstring); None for lm_eval's own tasks."""
-    from lm_eval_stereo.results.declarations import Declaration
-
+def declaration(run: Run, task: str, recorded: Mapping[str, Any]) -> tuple[Benchmark, tuple[MetricSet, ...]] | None:
+    """The benchmark and metric set (none where nothing fits) of a legacy task (see the module docstring); None for
+    lm_eval's own tasks."""
     names = set(run.values(task))
     completed = metadata(names, recorded)
     metric_set_id = recorded.get("metric_set")
     if isinstance(metric_set_id, str):
         bench = registry.benchmark_of_metric_set(metric_set_id)
         metric_set = registry.metric_set(metric_set_id, task, completed)
-        return Declaration(bench, (metric_set,), (bench,)) if bench and metric_set else None
+        return (bench, (metric_set,)) if bench and metric_set else None
     bench = registry.benchmark_by_task_name(task)
     if bench is None:
         return None
@@ -73,4 +91,4 @@ def declaration(run: Run, task: str, recorded: Mapping[str, Any]) -> Declaration
         fits = declared <= with_ci <= reported and reported <= names and bool(declared) == bool(with_ci)
         ranked.append((fits, len(reported & names), candidate))
     fits, overlap, best = max(ranked, key=lambda entry: entry[:2])
-    return Declaration(bench, (best,) if fits or overlap else (), (bench,))
+    return bench, (best,) if fits or overlap else ()

@@ -88,6 +88,24 @@ class Run:
 
         return self._once("declaration", task, lambda: resolve(self, task))
 
+    def language(self, task: str) -> tuple[str, str] | None:
+        """The language of plugin task ``task`` and the family of its translations: tasks of one family in different
+        languages score the same items (parallel ids), so the report compares them. The family is the task's metric
+        set and scoring (:data:`~lm_eval_stereo.core.registry.RECORDED`), whatever the tasks are called. None for a
+        task that records no single language, a group and lm_eval's own tasks; a task written before tasks recorded
+        this goes through :func:`lm_eval_stereo.results.legacy.language`."""
+        from lm_eval_stereo.results import legacy
+
+        declaration = self.declaration(task)
+        if declaration is None or declaration.metric_set is None or self.members(task):
+            return None
+        metadata = self.metadata(task)
+        if legacy.written_before(metadata):
+            found = legacy.language(task)
+            return (found[0], f"{declaration.metric_set.id}/{found[1]}") if found else None
+        language = metadata.get("language")
+        return (str(language), f"{declaration.metric_set.id}/{metadata.get('scoring', '')}") if language else None
+
     def logged(self, task: str) -> Logged:
         """The logged items and documents of ``task`` (``--log_samples``), read once, keyed by the field the task
         recorded (:mod:`lm_eval_stereo.results.samples`)."""

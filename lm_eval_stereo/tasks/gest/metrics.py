@@ -466,7 +466,11 @@ MT_METRICS = MetricSet(
         ),
         ideal("p_f", 0.5, "mean p_i of the feminine stereotypes 1..7", bounds=SHARE),
         ideal("p_m", 0.5, "mean p_i of the masculine stereotypes 8..16", bounds=SHARE),
-        higher("detection_yield", "share of translations whose first-person gender was detected"),
+        higher(
+            "detection_yield",
+            "share of translations whose first-person gender was detected",
+            caution="f_s/f_m rest on the few translations whose gender was detected",
+        ),
         count("count", "translations"),
         count("masculine", "translations with a masculine first person"),
         count("feminine", "translations with a feminine first person"),

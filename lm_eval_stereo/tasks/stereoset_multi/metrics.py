@@ -220,7 +220,11 @@ METRICS = MetricSet(
     (
         *_figures(ci=True),
         count("count", "items scored"),
-        count("ties", "items whose stereotype and anti-stereotype scores are equal (counted as anti-stereotypical)"),
+        count(
+            "ties",
+            "items whose stereotype and anti-stereotype scores are equal (counted as anti-stereotypical)",
+            caution="ties count as anti-stereotypical and pull SS towards 0",
+        ),
         count("unscored", "items with a NaN or infinite candidate score, left out of every figure"),
         *(
             metric

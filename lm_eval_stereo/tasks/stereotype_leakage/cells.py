@@ -25,11 +25,6 @@ from lm_eval_stereo.core.metrics import MetricSet, Resampling, info, lower
 from lm_eval_stereo.tasks.stereotype_leakage.metrics import association_table, item_cells
 
 
-def is_leakage_item(item: Mapping[str, Any]) -> bool:
-    """Whether a logged item is one of a ``stereotype_leakage*`` task (scored templates or generations)."""
-    return "associations" in item and "trait" in item or isinstance(item.get("cells"), list)
-
-
 def cell_items(items: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """The cells a run has entries for, keyed ``<group>|<trait>``: ``{"key", "group", "trait", "association"}``
     (NaN where one of the cell's template scores is NaN: such a cell has no row and is counted as left out)."""

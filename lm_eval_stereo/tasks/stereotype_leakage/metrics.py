@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lm_eval_stereo.core.metrics import Metric, MetricSet, count, ideal, info
+from lm_eval_stereo.core.metrics import Metric, MetricSet, PairingUnit, count, ideal, info
 from lm_eval_stereo.tasks.stereotype_leakage.data import GROUPS, LANGUAGES, TRAITS
 
 #: significance level of a leakage edge
@@ -209,10 +209,12 @@ def leakage_metric_set(
     summarize: Callable[[list[dict[str, Any]]], Mapping[str, Any]],
     extra: tuple[Metric, ...] = (),
     id: str = "stereotype_leakage.regression",
+    pairing: PairingUnit | None = None,
 ) -> MetricSet:
     """The metrics of a ``stereotype_leakage*`` task (and a family's ``extra`` ones); ``summarize`` adds
-    ``nan_scores``, ``nan_cells``, ``score`` and the extra metrics to :func:`leakage_metrics`."""
-    return MetricSet(label, (*LEAKAGE_METRICS, *extra), summarize, id=id)
+    ``nan_scores``, ``nan_cells``, ``score`` and the extra metrics to :func:`leakage_metrics`; ``pairing`` is what
+    paired comparisons compare (:mod:`lm_eval_stereo.tasks.stereotype_leakage.declared`)."""
+    return MetricSet(label, (*LEAKAGE_METRICS, *extra), summarize, id=id, pairing=pairing)
 
 
 def _leakage_metrics() -> tuple[Metric, ...]:
@@ -235,7 +237,11 @@ def _leakage_metrics() -> tuple[Metric, ...]:
         count("nan_cells", "cells with a NaN association (a NaN score in one of their templates)"),
         count("nan_scores", "template scores that are NaN (SeT: a minimal update of norm >= 1)"),
         count("unrated_human_cells", "scored cells unrated in at least one human table (0 or dropped: option unrated)"),
-        count("fit_converged", "1 when the mixed model converged"),
+        count(
+            "fit_converged",
+            "1 when the mixed model converged",
+            caution="the leakage regression did not converge, so n_leaks and leak_coef/leak_p mean little",
+        ),
         info("score", "how a template was scored (set, ilps, ...)"),
         info(
             "association_table",
@@ -254,21 +260,3 @@ GENERATION_METRICS = (
     count("unmatched", "outputs naming neither offered trait (nor 'neither'); not guessed"),
     count("neither", "paper2025: outputs choosing 'neither'"),
 )
-
-
-def _computed_by_the_task(items: list[dict[str, Any]]) -> dict[str, Any]:
-    raise RuntimeError(
-        "the stereotype-leakage regression is computed by its task (its options and target language); "
-        "the report reads its values from the results file"
-    )
-
-
-def declared_metric_set(task: str, metadata: Any) -> MetricSet:
-    """The registry's factory of ``stereotype_leakage.regression``: the declaration of a leakage task's metrics,
-    which the report reads (the paired comparisons use :data:`~lm_eval_stereo.tasks.stereotype_leakage.cells.CELL_METRICS`)."""
-    return leakage_metric_set(task, _computed_by_the_task)
-
-
-def declared_generation_metric_set(task: str, metadata: Any) -> MetricSet:
-    """The registry's factory of ``stereotype_leakage.generation`` (see :func:`declared_metric_set`)."""
-    return leakage_metric_set(task, _computed_by_the_task, GENERATION_METRICS, id="stereotype_leakage.generation")

@@ -52,7 +52,11 @@ def read_tables(*paths: str | Path) -> list[RunTable]:
             )
         ((run, samples),) = by_model.values()
         cells = [cell for item in _logged_leaks(samples) for cell in metrics.item_cells(item)]
-        family, _, lang = task.rpartition("_")
+        found = run.language(task)
+        if found is None:
+            raise LeakageInputError(f"{run.path}: {task} records no target language (a task of one language is due)")
+        lang = found[0]
+        family = task.removesuffix(f"_{lang}")
         score = run.values(task).get("score")
         tables.append(
             RunTable(task, family, lang, "" if score is None else str(score), metrics.association_table(cells))

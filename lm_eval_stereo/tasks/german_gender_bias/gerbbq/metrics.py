@@ -232,7 +232,12 @@ METRICS = MetricSet(
         ),
         ideal("bias_f", 0.0, "bias score over the answers naming a woman", bounds=SIGNED_SHARE),
         ideal("bias_m", 0.0, "bias score over the answers naming a man", bounds=SIGNED_SHARE),
-        lower("undetermined", "share of non-empty outputs whose answer could not be determined"),
+        lower(
+            "undetermined",
+            "share of non-empty outputs whose answer could not be determined",
+            caution='outputs with no determinable answer are booked as "unbekannt", so the headline says little about '
+            "the model's answers",
+        ),
         lower("empty", "share of empty outputs (not scored)"),
         count("unscored", "documents whose option log-likelihoods were NaN or infinite (multiple choice; left out)"),
     ),

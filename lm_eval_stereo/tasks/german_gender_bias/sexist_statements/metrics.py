@@ -135,7 +135,12 @@ METRICS = MetricSet(
             for suffix, type_, gender in _scopes()
             for name in STATISTICS
         ),
-        lower("undetermined", "share of responses that neither agree nor disagree"),
+        lower(
+            "undetermined",
+            "share of responses that neither agree nor disagree",
+            caution="responses that neither agree nor disagree are left out, so the headline says little about the "
+            "model's answers",
+        ),
         lower("empty", "share of empty responses"),
     ),
     summarize,
