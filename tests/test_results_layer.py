@@ -169,9 +169,14 @@ def test_tasks_record_language_key_field_and_templates(tiny_causal: Path, tmp_pa
     configs = run.results["configs"]
     recorded = {task: {k: configs[task]["metadata"].get(k) for k in registry.RECORDED} for task in configs}
     assert recorded == {
-        "gest_en": {"language": "en", "key_field": "id", "facts": {"templates": ["t0", "t1"]}},
-        "gest_mt_cs": {"language": "cs", "key_field": "id", "facts": None},
-        "stereoset_multi_de": {"language": "de", "key_field": "key", "facts": None},
+        "gest_en": {
+            "language": "en",
+            "key_field": "id",
+            "facts": {"templates": ["t0", "t1"]},
+            "scoring": "GestEnglishTask",
+        },
+        "gest_mt_cs": {"language": "cs", "key_field": "id", "facts": None, "scoring": "GestTranslationTask"},
+        "stereoset_multi_de": {"language": "de", "key_field": "key", "facts": None, "scoring": "StereoSetTask"},
     }
     mt = {key.partition(",")[0] for key in run.results["results"]["gest_mt_cs"] if "," in key}
     assert {name for name in mt if not name.endswith("_stderr")} == set(MT_METRICS.names)
@@ -180,6 +185,7 @@ def test_tasks_record_language_key_field_and_templates(tiny_causal: Path, tmp_pa
     (results,) = tmp_path.rglob("results_*.json")
     loaded = load_run(results)
     assert set(loaded.declaration("gest_en").metric_set.names) == set(loaded.values("gest_en"))
+    assert loaded.language("stereoset_multi_de") == ("de", "stereoset_multi.scores/StereoSetTask")
     logged = loaded.logged("gest_en")
     assert logged.error is None and len(logged.items) == 2
     assert all(item["id"] == int(key) for key, item in logged.items.items())

@@ -27,7 +27,6 @@ from lm_eval_stereo.core import registry
 if TYPE_CHECKING:
     from lm_eval_stereo.core.metrics import MetricSet
     from lm_eval_stereo.core.registry import Benchmark
-    from lm_eval_stereo.results.run import Run
 
 #: ``<family>_<xx>``: a task named after its language
 _LANGUAGE_TASK = re.compile(r"^(?P<family>.+)_(?P<lang>[a-z]{2})$")
@@ -69,10 +68,12 @@ def metadata(names: Collection[str], recorded: Mapping[str, Any]) -> dict[str, A
     return {**recorded, "facts": {**facts(names), **(recorded.get("facts") or {})}}
 
 
-def declaration(run: Run, task: str, recorded: Mapping[str, Any]) -> tuple[Benchmark, tuple[MetricSet, ...]] | None:
-    """The benchmark and metric set (none where nothing fits) of a legacy task (see the module docstring); None for
-    lm_eval's own tasks."""
-    names = set(run.values(task))
+def declaration(
+    task: str, names: Collection[str], recorded: Mapping[str, Any]
+) -> tuple[Benchmark, tuple[MetricSet, ...]] | None:
+    """The benchmark and metric set (none where nothing fits) of a legacy task with the metrics ``names`` in its
+    results (see the module docstring); None for lm_eval's own tasks."""
+    names = set(names)
     completed = metadata(names, recorded)
     metric_set_id = recorded.get("metric_set")
     if isinstance(metric_set_id, str):

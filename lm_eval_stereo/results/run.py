@@ -20,7 +20,7 @@ from lm_eval_stereo.core.registry import RECORDED
 from lm_eval_stereo.core.values import parse_model_args
 
 if TYPE_CHECKING:
-    from lm_eval_stereo.results.declarations import Declaration
+    from lm_eval_stereo.results.declaration import Declaration
     from lm_eval_stereo.results.samples import Logged
 
 #: ``model_args`` keys that are not part of a task's options when lm_eval copies them into the task metadata
