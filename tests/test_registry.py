@@ -69,6 +69,9 @@ def user_task(folder: Path) -> Path:
     (folder / "my_bias_de.yaml").write_text(
         f"include: {json.dumps(str(template))}\ntask: my_bias_de\ndataset_kwargs:\n  lang: de\n"
     )
+    (folder / "english_stereotypes.yaml").write_text(
+        f"include: {json.dumps(str(template))}\ntask: english_stereotypes\ndataset_kwargs:\n  lang: en\n"
+    )
     return folder
 
 
@@ -106,6 +109,23 @@ def test_a_task_with_the_users_own_name_is_reported_as_its_benchmark(user_named_
     compared = {entry["task"] for entry in data["paired"]["models"]}
     assert "my_bias_de" in compared, "model vs model on the user's task, from its samples"
     assert png_size(html / "stereoset.png")[0] > 0, "StereoSet's declared figure is drawn for it"
+
+
+def test_tasks_of_the_users_own_names_are_compared_language_against_language(tiny_causal: Path, tmp_path: Path):
+    """``my_bias_de`` and ``english_stereotypes``, the StereoSet template in German and English under names that say
+    nothing of a family or a language: the tasks record their language and scoring, so the report compares them
+    language against language on their parallel items (issue 34: pairs from what the tasks record, not their names)."""
+    include = user_task(tmp_path / "user_tasks")
+    args = ["--model", "hf", "--model_args", f"pretrained={tiny_causal},dtype=float32", "--device", "cpu"]
+    args += ["--tasks", "my_bias_de,english_stereotypes", "--limit", "12", "--log_samples"]
+    run_lm_eval([*args, "--include_path", str(include)], tmp_path / "out")
+    data_file = tmp_path / "report.json"
+    report_cli(tmp_path / "out", "--json", data_file)
+    (languages,) = json.loads(data_file.read_text())["paired"]["languages"]
+    assert {languages["a"], languages["b"]} == {"my_bias_de", "english_stereotypes"}
+    assert languages["benchmark"] == "stereoset_multi.scores", "named by the metric set the two tasks share"
+    compared = {comparison["metric"]: comparison["items"] for comparison in languages["comparisons"]}
+    assert compared.keys() == {"lms", "ss", "icat"} and set(compared.values()) == {12}
 
 
 def test_older_results_without_a_declaration_read_through_the_fallback(user_named_runs: Path, tmp_path: Path):
