@@ -55,10 +55,11 @@ def test_exclude_undetermined_option_changes_the_denominator() -> None:
     assert gerbbq.undetermined_share(columns) == pytest.approx(0.5)
 
 
-def test_no_person_answers_gives_nan_not_an_error() -> None:
+def test_no_person_answers_gives_the_boundary_value_zero_ambiguous_and_nan_disambiguated() -> None:
     columns = gerbbq.stack_counts([_doc([("unbekannt", True)])])
     assert gerbbq.accuracy(columns, "amb") == 1.0
-    assert np.isnan(gerbbq.bias_score(columns, "amb"))
+    assert gerbbq.bias_score(columns, "amb") == 0.0, "(1 - accuracy) = 0: s_AMB = 0, though s_DIS is 0/0"
+    assert np.isnan(gerbbq.bias_score(columns, "dis"))
 
 
 def test_bootstrap_interval_is_seeded_and_brackets_the_estimate() -> None:

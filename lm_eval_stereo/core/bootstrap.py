@@ -33,11 +33,14 @@ Statistic = Callable[[Any], Mapping[str, float]]
 
 @dataclass(frozen=True)
 class Interval:
-    """A bootstrap confidence interval and the bootstrap standard error of one statistic."""
+    """A bootstrap confidence interval and the bootstrap standard error of one statistic; ``undefined`` resamples (of
+    ``resamples``) gave a non-finite value and are not part of the interval."""
 
     low: float
     high: float
     stderr: float
+    undefined: int = 0
+    resamples: int = 0
 
 
 NAN_INTERVAL = Interval(float("nan"), float("nan"), float("nan"))
@@ -50,15 +53,18 @@ def resample_indices(n: int, iters: int = DEFAULT_ITERS, seed: int = DEFAULT_SEE
 
 
 def percentile_interval(samples: Sequence[float] | np.ndarray, level: float = DEFAULT_LEVEL) -> Interval:
-    """The central ``level`` interval and standard deviation of the finite bootstrap ``samples``."""
+    """The central ``level`` interval and standard deviation of the finite bootstrap ``samples``, with the number of
+    non-finite ones (``undefined``) that the interval leaves out."""
     values = np.asarray(samples, dtype=float)
+    total = int(values.size)
     values = values[np.isfinite(values)]
+    undefined = total - int(values.size)
     if values.size == 0:
-        return NAN_INTERVAL
+        return Interval(float("nan"), float("nan"), float("nan"), undefined, total)
     tail = (1.0 - level) / 2.0 * 100.0
     low, high = np.percentile(values, [tail, 100.0 - tail])
     stderr = float(np.std(values, ddof=1)) if values.size > 1 else float("nan")
-    return Interval(float(low), float(high), stderr)
+    return Interval(float(low), float(high), stderr, undefined, total)
 
 
 def data_length(data: Data) -> int:
@@ -99,7 +105,8 @@ def bootstrap(
     """Percentile-bootstrap interval and standard error of every value ``statistic(resample)`` returns.
 
     ``statistic`` receives data of the same kind as ``data`` (a list of items, or a dict of columns) and returns
-    ``{name: value}``; non-finite resampled values are left out of the percentiles. Empty data gives no intervals.
+    ``{name: value}``; non-finite resampled values are left out of the percentiles and counted
+    (:attr:`Interval.undefined`). Empty data gives no intervals.
     """
     return _intervals((data,), statistic, strata, iters, seed, level)
 

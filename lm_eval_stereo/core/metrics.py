@@ -12,9 +12,12 @@ items:
   themselves; numeric benchmarks pass columns, which resample faster), optionally within ``strata`` when a statistic
   is defined within groups (e.g. one GEST stereotype's mean over that stereotype's samples).
 
-:meth:`MetricSet.compute` adds ``<name>_ci_low`` / ``<name>_ci_high`` (95% percentile interval) and
+:meth:`MetricSet.compute` adds ``<name>_ci_low`` / ``<name>_ci_high`` (95% percentile interval),
+``<name>_ci_undefined`` (the resamples, of :data:`~lm_eval_stereo.core.bootstrap.DEFAULT_ITERS`, on which the
+statistic was not finite and which the interval therefore leaves out; 0 where it is defined on every resample) and
 ``<name>_stderr_boot`` (bootstrap standard error) for every ``ci`` metric and checks that exactly the declared metrics
-and interval bounds came out. No metric is declared under a ``_ci_low``/``_ci_high`` name: a metric names its interval
+and interval bounds came out. A statistic is either defined on every resample, with the boundary value its formula
+implies (stated in its metric set's docstring and its README), or its undefined resamples are counted there. No metric is declared under a ``_ci_low``/``_ci_high`` name: a metric names its interval
 kind, and readers (the report, the export) find intervals from the declaration. The harness glue (:mod:`lm_eval_stereo.core.summary`) turns a MetricSet into lm_eval aggregations; the task
 YAMLs repeat no metric name.
 """
@@ -30,6 +33,8 @@ from lm_eval_stereo.core.bootstrap import DEFAULT_SEED, NAN_INTERVAL, Interval, 
 
 Direction = Literal["higher", "lower", "ideal", "count", "info"]
 CI_SUFFIXES = ("ci_low", "ci_high")
+#: ``<name>_ci_undefined``: the bootstrap resamples on which a ``ci`` metric's statistic was not finite
+UNDEFINED_SUFFIX = "ci_undefined"
 #: how a metric's 95% interval is computed: ``bootstrap`` by the one seeded resampler from the declared
 #: :class:`Resampling` (``ci=True``); ``agresti-coull`` (a binomial share's score interval) and ``outputs-bootstrap`` (a
 #: seeded bootstrap over generated outputs, not items) by the metric set's ``summarize`` itself
@@ -82,7 +87,7 @@ class Metric:
         if self.ci or self.interval == "bootstrap":
             object.__setattr__(self, "ci", True)
             object.__setattr__(self, "interval", "bootstrap")
-        if self.name.endswith(tuple(f"_{suffix}" for suffix in CI_SUFFIXES)):
+        if self.name.endswith(tuple(f"_{suffix}" for suffix in (*CI_SUFFIXES, UNDEFINED_SUFFIX))):
             raise ValueError(f"metric {self.name}: interval bounds are declared by their metric's interval kind")
         if (self.direction == "ideal") != (self.ideal is not None):
             raise ValueError(f"metric {self.name}: an ideal value goes with direction 'ideal' and only with it")
@@ -123,6 +128,16 @@ class Metric:
     def interval_names(self) -> tuple[str, ...]:
         """``<name>_ci_low``, ``<name>_ci_high`` where the metric has an interval."""
         return tuple(f"{self.name}_{suffix}" for suffix in CI_SUFFIXES) if self.has_interval else ()
+
+    @property
+    def undefined_name(self) -> str | None:
+        """``<name>_ci_undefined`` for a metric the seeded bootstrap gives its interval (``ci``), else None."""
+        return f"{self.name}_{UNDEFINED_SUFFIX}" if self.ci else None
+
+    def reported_names(self) -> tuple[str, ...]:
+        """The metric and what lm_eval reports beside it: its interval bounds and, for a ``ci`` metric, the count of
+        undefined resamples."""
+        return (self.name, *self.interval_names(), *((self.undefined_name,) if self.undefined_name else ()))
 
 
 Bounds = tuple[float, float]
@@ -286,18 +301,23 @@ class MetricSet:
 
     @property
     def names(self) -> tuple[str, ...]:
-        """Every metric lm_eval reports: the declared ones, each metric with an interval followed by its bounds."""
-        return tuple(name for m in self.metrics for name in (m.name, *m.interval_names()))
+        """Every metric lm_eval reports: the declared ones, each metric with an interval followed by its bounds (and a
+        bootstrap one by its count of undefined resamples, ``<name>_ci_undefined``)."""
+        return tuple(name for m in self.metrics for name in m.reported_names())
 
     def metric(self, name: str) -> Metric:
-        """The declaration of ``name`` (an interval bound inherits the direction of its metric)."""
+        """The declaration of ``name`` (an interval bound or undefined count inherits the direction of its metric)."""
         for m in self.metrics:
-            if name == m.name or name in m.interval_names():
+            if name in m.reported_names():
                 return m
         raise KeyError(f"{self.label} has no metric {name!r}")
 
     def higher_is_better(self) -> dict[str, bool | None]:
-        return {name: self.metric(name).higher_is_better for name in self.names}
+        """lm_eval's flags: a metric's own, its bounds' the same; a count of undefined resamples none (a count)."""
+        return {
+            name: None if name.endswith(f"_{UNDEFINED_SUFFIX}") else self.metric(name).higher_is_better
+            for name in self.names
+        }
 
     def group_means(self) -> tuple[str, ...]:
         """Metrics a group averages over its tasks: numeric ones, not interval bounds (a mean of bounds is no
@@ -305,8 +325,9 @@ class MetricSet:
         return tuple(m.name for m in self.metrics if m.numeric)
 
     def intervals(self, items: Items, seed: int = DEFAULT_SEED) -> dict[str, float]:
-        """``<name>_ci_low``/``_ci_high`` and ``<name>_stderr_boot`` of every ``ci`` metric (NaN where no interval
-        could be computed), from bootstrap resamples seeded with ``seed``."""
+        """``<name>_ci_low``/``_ci_high``, ``<name>_ci_undefined`` and ``<name>_stderr_boot`` of every ``ci`` metric
+        (NaN bounds where no interval could be computed; the undefined count is that of the resamples whose value was
+        not finite, 0 without items), from bootstrap resamples seeded with ``seed``."""
         names = [m.name for m in self.metrics if m.ci]
         if not names:
             return {}
@@ -317,6 +338,7 @@ class MetricSet:
         for name in names:
             interval = found.get(name, NAN_INTERVAL)
             result[f"{name}_ci_low"], result[f"{name}_ci_high"] = interval.low, interval.high
+            result[f"{name}_{UNDEFINED_SUFFIX}"] = interval.undefined
             result[f"{name}_stderr_boot"] = interval.stderr
         return result
 

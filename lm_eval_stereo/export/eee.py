@@ -118,6 +118,9 @@ def _score_details(headline: Headline) -> dict[str, Any]:
     details: dict[str, Any] = {"score": headline.value}
     if uncertainty:
         details["uncertainty"] = uncertainty
+    if headline.undefined is not None:
+        # the bootstrap resamples the interval leaves out (the metric undefined there); the schema's details hold strings
+        details["details"] = {"bootstrap_undefined_resamples": str(headline.undefined)}
     return details
 
 

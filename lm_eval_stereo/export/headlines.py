@@ -57,6 +57,9 @@ class Headline:
     #: for a distance to the ideal: the metric it measures and that metric's ideal
     distance_of: str | None = None
     distance_ideal: float | None = None
+    #: bootstrap resamples on which the metric was undefined, left out of its interval (``<m>_ci_undefined``; None
+    #: where the results do not record it)
+    undefined: int | None = None
 
     @property
     def result_id(self) -> str:
@@ -135,6 +138,12 @@ def _distance(
     return distance, None if found else Omission(headline.task, name, reason, untrusted)
 
 
+def _undefined(values: dict, metric: Metric) -> int | None:
+    """The recorded count of resamples on which ``metric`` was undefined (None where the results have none)."""
+    found = finite(values.get(metric.undefined_name)) if metric.undefined_name else None
+    return None if found is None else int(found)
+
+
 def plugin_headlines(
     run: Run, task: str, declaration: Declaration, distances: Distances | None
 ) -> tuple[list[Headline], list[Omission]]:
@@ -164,6 +173,7 @@ def plugin_headlines(
             Headline(
                 task, metric.name, value, metric.direction == "lower", metric.bounds, metric.ideal,
                 metric.description, stderr, method, interval, n, DEFAULT_ITERS if interval else None, benchmark,
+                undefined=_undefined(values, metric) if interval else None,
             )
         )  # fmt: skip
         if metric.direction == "ideal":

@@ -2,8 +2,9 @@
 
 Each check reads one task's cell (groups are left to their members, which carry the same items) and says what the
 headline hides (and, in a few words, the caveat shown next to the headlines it qualifies): outputs that could not be
-scored, tied items, NaN values, a gender detector that found too little, a fit that did not converge, or a ``--limit``
-run scored on part of the benchmark. The checks read the declared bookkeeping counts; what a warning means for a
+scored, tied items, NaN values, a gender detector that found too little, a fit that did not converge, a bootstrap
+CI that rests on fewer than all its resamples (the metric undefined on the others), or a ``--limit`` run scored on
+part of the benchmark. The checks read the declared bookkeeping counts; what a warning means for a
 benchmark's headlines is the ``caution`` its declaration gives the count.
 """
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lm_eval_stereo.report.formatting import format_value
+from lm_eval_stereo.report.verdicts import MIN_DEFINED_SHARE, RESAMPLES, too_few_resamples
 from lm_eval_stereo.results.run import Finding, is_nan, is_number
 
 if TYPE_CHECKING:
@@ -114,6 +116,24 @@ def _unscored_warnings(cell: Cell) -> list[Issue]:
     return found
 
 
+def _resample_warnings(cell: Cell) -> list[Issue]:
+    """A headline whose bootstrap CI leaves out resamples on which it was undefined (``<m>_ci_undefined`` > 0)."""
+    found = []
+    for name in cell.headlines:
+        estimate = cell.estimate(name)
+        if not estimate.undefined:
+            continue
+        defined = max(RESAMPLES - estimate.undefined, 0)
+        message = (
+            f"{name} undefined on {estimate.undefined} of {RESAMPLES} bootstrap resamples: its 95% CI rests on the "
+            f"other {defined}"
+        )
+        if too_few_resamples(estimate):
+            message += f" (fewer than {MIN_DEFINED_SHARE:.0%}: no verdict)"
+        found.append(Issue("undefined resamples", message, f"CI on {defined}/{RESAMPLES} resamples", (name,)))
+    return found
+
+
 def _fit_warnings(cell: Cell) -> list[Issue]:
     if cell.values.get("fit_converged") != 0:
         return []
@@ -132,7 +152,7 @@ def _limit_warnings(cell: Cell) -> list[Issue]:
     return [Issue("limit", f"scored on {scored}{option}: not the benchmark's full figure", scored)]
 
 
-CHECKS = (_share_warnings, _tie_warnings, _unscored_warnings, _fit_warnings, _limit_warnings)
+CHECKS = (_share_warnings, _tie_warnings, _unscored_warnings, _resample_warnings, _fit_warnings, _limit_warnings)
 
 
 def check_cell(cell: Cell) -> list[Finding]:
@@ -155,6 +175,8 @@ KIND_MEANINGS = {
     "ties": "tied items, booked as each benchmark books them (its warning says how)",
     "unscored": "items with a non-finite score were left out",
     "NaN": "no items to compute a metric from",
+    "undefined resamples": "a 95% CI resting on the bootstrap resamples on which its metric is defined, not on all "
+    f"(fewer than {MIN_DEFINED_SHARE:.0%} of them: no verdict)",
     "limit": "scored on part of the benchmark (--limit or fewer documents): not the benchmark's full figure",
 }
 

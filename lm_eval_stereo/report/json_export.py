@@ -1,7 +1,8 @@
 """The report as plain data (``lm-eval-stereo report --json``): NaN and infinities as null; ``lm_eval_tasks`` lists
 the tasks and groups of lm_eval's own (capability) among ``tasks``, their directions from ``higher_is_better``. Every
-metric carries its ``verdict`` against a middle ideal (``above``/``below``/``consistent``, null for directed metrics
-and those without a CI), the short ``caveats`` of the warnings that qualify it and the figure shown ``beside`` it."""
+metric carries its ``verdict`` against a middle ideal (``above``/``below``/``consistent``, null for directed metrics,
+those without a CI and those whose CI rests on too few resamples), ``ci_undefined`` (the bootstrap resamples on which
+it was undefined, left out of its CI; null where the results do not record it), the short ``caveats`` of the warnings that qualify it and the figure shown ``beside`` it."""
 
 from __future__ import annotations
 
@@ -84,6 +85,7 @@ def report_json(report: Report) -> dict[str, Any]:
                     "ci_low": _finite(estimate.low),
                     "ci_high": _finite(estimate.high),
                     "stderr": _finite(estimate.stderr),
+                    "ci_undefined": estimate.undefined,
                     "ideal": ideal.value if ideal else None,
                     "direction": ideal.direction if ideal else None,
                     "verdict": cell_verdict(cell, name),

@@ -23,12 +23,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Estimate:
-    """A metric's value with its 95% CI and lm_eval's stderr, each None when the results have none."""
+    """A metric's value with its 95% CI and lm_eval's stderr, each None when the results have none; ``undefined``:
+    the bootstrap resamples on which the metric was undefined and which its CI leaves out (None where the results
+    do not record it: another kind of interval, or results written before it was recorded)."""
 
     value: Any
     low: float | None = None
     high: float | None = None
     stderr: float | None = None
+    undefined: int | None = None
 
 
 @dataclass(frozen=True)
@@ -101,11 +104,14 @@ class Cell:
         is read where the declaration gives the metric one."""
         bounds = self.declaration.interval_names(name) if self.declaration else None
         low, high = (self.values.get(bounds[0]), self.values.get(bounds[1])) if bounds else (None, None)
+        counted = self.declaration.undefined_name(name) if self.declaration and not self.members else None
+        undefined = self.values.get(counted) if counted else None
         return Estimate(
             self.values.get(name),
             float(low) if is_number(low) else None,
             float(high) if is_number(high) else None,
             self.run.stderr(self.task, name),
+            int(undefined) if is_number(undefined) and math.isfinite(undefined) else None,
         )
 
     @property

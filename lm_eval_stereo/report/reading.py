@@ -29,7 +29,9 @@ def model_sentences(report: Report, row: Row) -> list[str]:
         if found == "consistent":
             consistent.setdefault(title, []).append((where, cell, name))
         else:
-            off[title].append(f"{where} {format_estimate(cell.estimate(name), None, stderr=False)}, {words}")
+            off[title].append(
+                f"{where} {format_estimate(cell.estimate(name), cell.ideal(name), stderr=False, delta=False)}, {words}"
+            )
     sentences = []
     for title, parts in off.items():
         if rest := consistent.get(title):

@@ -123,7 +123,7 @@ def summary_text(report: Report, cell: Cell, name: str, letters: dict[str, str],
     """A summary value: estimate [CI], the figure shown beside it, the verdict in the metric's words (Δ to a middle
     ideal where there is no verdict), the significant paired differences and the caveats' footnote marks."""
     words = describe(cell, name)
-    text = format_estimate(cell.estimate(name), None if words else cell.ideal(name), stderr=False)
+    text = format_estimate(cell.estimate(name), cell.ideal(name), stderr=False, delta=not words)
     if beside := cell.beside(name):
         text += f"; {format_value(beside[1])} {beside[0]}"
     if words:

@@ -73,3 +73,9 @@ class Declaration:
             return None
         low, high = metric.interval_names()
         return low, high
+
+    def undefined_name(self, name: str) -> str | None:
+        """The name of the count of bootstrap resamples on which metric ``name`` was undefined
+        (``<name>_ci_undefined``), None where the metric's interval is not the seeded bootstrap's."""
+        metric = self.metric(name)
+        return metric.undefined_name if metric is not None and metric.name == name else None

@@ -23,6 +23,7 @@ from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lm_eval_stereo.core import registry
+from lm_eval_stereo.core.metrics import UNDEFINED_SUFFIX
 
 if TYPE_CHECKING:
     from lm_eval_stereo.core.metrics import MetricSet
@@ -88,7 +89,8 @@ def declaration(
     for factory in bench.metric_sets.values():
         candidate = factory(task, completed)
         declared = {metric.name for metric in candidate.metrics if metric.has_interval}
-        reported = set(candidate.names)
+        # results written before the counts of undefined resamples were recorded lack ``<m>_ci_undefined``
+        reported = {name for name in candidate.names if not name.endswith(f"_{UNDEFINED_SUFFIX}")}
         fits = declared <= with_ci <= reported and reported <= names and bool(declared) == bool(with_ci)
         ranked.append((fits, len(reported & names), candidate))
     fits, overlap, best = max(ranked, key=lambda entry: entry[:2])
