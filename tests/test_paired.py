@@ -248,3 +248,24 @@ def test_statistic_without_one_row_per_item_is_refused():
         align(items, items, doubled)
     with pytest.raises(NotComparable, match="no items in common"):
         align(items, {"c": {"key": "c", "x": 1.0}}, _mean_resampling())
+
+
+def test_a_paired_difference_undefined_in_some_resamples_is_counted() -> None:
+    """The mean of the positive values is undefined in a resample without one: with one positive item in 8, about
+    (7/8)^8 = 34% of the resamples hold none; the comparison counts them (the CI rests on the others) instead of
+    dropping them without a word."""
+    from lm_eval_stereo.report.paired import align, compare
+
+    def statistic(columns):
+        values = np.asarray(columns["x"], dtype=float)
+        positive = values[values > 0]
+        return {"positive_mean": float(positive.mean()) if positive.size else math.nan}
+
+    resampling = Resampling(statistic, lambda items: {"x": np.array([item["x"] for item in items], dtype=float)})
+    items_a = {f"k{i}": {"key": f"k{i}", "x": 1.0 if i == 0 else -1.0} for i in range(8)}
+    items_b = {f"k{i}": {"key": f"k{i}", "x": 2.0 if i == 0 else -1.0} for i in range(8)}
+    (comparison,) = compare(align(items_a, items_b, resampling), resampling, ["positive_mean"], iters=1000)
+    rows = np.random.default_rng(1234).integers(0, 8, size=(1000, 8))
+    expected = int(np.sum(~(rows == 0).any(axis=1)))  # the resamples without item k0, drawn as the resampler draws
+    assert comparison.undefined == expected and 250 < expected < 450
+    assert comparison.difference == -1.0 and comparison.low == comparison.high == -1.0

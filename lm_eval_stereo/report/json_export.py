@@ -31,6 +31,7 @@ def _paired_result(result: PairedResult, languages: bool) -> dict[str, Any]:
             "difference": _finite(c.difference),
             "ci_low": _finite(c.low),
             "ci_high": _finite(c.high),
+            "ci_undefined": c.undefined,
             "p": _finite(c.p),
             "p_holm": _finite(c.p_holm),
             "significant": c.significant,

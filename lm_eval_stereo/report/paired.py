@@ -71,6 +71,8 @@ class Comparison:
     #: McNemar: the items whose 0/1 score differs, as (key, value in A, value in B)
     flips: tuple[tuple[str, float, float], ...] = ()
     p_holm: float = math.nan
+    #: bootstrap resamples where the difference was undefined (not finite), left out of the interval
+    undefined: int = 0
 
     @property
     def significant(self) -> bool:
@@ -284,7 +286,8 @@ def compare(
     for name in names:
         interval = intervals.get(name)
         low, high = (interval.low, interval.high) if interval else (math.nan, math.nan)
-        base = Comparison(name, observed[name], low, high, math.nan, SIGN_FLIP, n)
+        undefined = interval.undefined if interval else 0
+        base = Comparison(name, observed[name], low, high, math.nan, SIGN_FLIP, n, undefined=undefined)
         values_a = single_values(aligned.rows_a, statistic, name)
         values_b = single_values(aligned.rows_b, statistic, name)
         levels = _binary(values_a, values_b)
