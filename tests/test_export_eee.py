@@ -20,16 +20,20 @@ from pathlib import Path
 import jsonschema
 import numpy as np
 import pytest
+from eee_rules import datastore_problems, upstream_validate
 from lm_eval_runner import LmEvalRun, run_lm_eval, shared_data_dir
 from local_tasks import GENERIC_DOCS, write_mc_task
 
 from lm_eval_stereo.core.bootstrap import DEFAULT_ITERS, DEFAULT_SEED
+from lm_eval_stereo.core.values import parse_model_args
 from lm_eval_stereo.export.command import main as export
 from lm_eval_stereo.tasks.gest.metrics import score_metric_set
 from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS as STEREOSET
 
 LIMIT = 8
 TOLERANCE = 1e-9
+#: the hub id the tests give the tiny model's folder (``--model-id``)
+MODEL_ID = "test-org/tiny_causal0"
 PLUGIN_TASKS = ("stereoset_multi_en", "gest_en", "gerbbq_mc_dis", "s_jsd_en")
 HEADLINES = {
     "stereoset_multi_en": ("lms", "ss", "icat"),
@@ -56,19 +60,28 @@ def lm_eval_run(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 @pytest.fixture(scope="module")
-def exported(lm_eval_run: LmEvalRun, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list[dict], str]:
+def eee_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("eee")
+
+
+@pytest.fixture(scope="module")
+def exported(lm_eval_run: LmEvalRun, eee_output: Path) -> tuple[dict, list[dict], str]:
     """The record, its instance lines and the command's stderr, through the console script."""
-    output = tmp_path_factory.mktemp("eee")
+    output = eee_output
     command = [str(Path(sys.executable).parent / "lm-eval-stereo"), "export", str(lm_eval_run.output_dir)]
     proc = subprocess.run(
-        [*command, "--format", "eee", "--output", str(output), "--relationship", "first_party"],
+        [*command, "--format", "eee", "--output", str(output), "--relationship", "first_party"]
+        + ["--model-id", MODEL_ID, "--availability", "open_weights"],
         capture_output=True,
         text=True,
         env=os.environ,
     )
     assert proc.returncode == 0, proc.stderr
     records = sorted(output.rglob("*.json"))
-    assert [path.parent.name for path in records] == ["tiny_causal0"]
+    # the datastore's layout: data/<collection>/<developer>/<model>/<uuid>.json
+    assert [path.relative_to(output).parts[:4] for path in records] == [
+        ("data", "lm-eval-stereo", "test-org", "tiny_causal0")
+    ]
     record = json.loads(records[0].read_text(encoding="utf-8"))
     sidecar = records[0].with_name(f"{records[0].stem}_samples.jsonl")
     payload = sidecar.read_bytes()
@@ -92,7 +105,10 @@ def test_records_validate_and_every_number_equals_the_results_file(lm_eval_run: 
     instance_schema = _schema("instance_level_eval.schema.json")
     assert [error.message for line in lines for error in instance_schema.iter_errors(line)] == []
     assert record["source_metadata"]["evaluator_relationship"] == "first_party"
-    assert record["model_info"]["id"] == "tiny_causal0"
+    assert record["model_info"]["id"] == MODEL_ID and record["model_info"]["developer"] == "test-org"
+    details = record["model_info"]["additional_details"]
+    assert details["dtype"] == "float32" and details["model_availability"] == "open_weights"
+    assert details["local_path"] == parse_model_args(lm_eval_run.results["config"]["model_args"])["pretrained"]
     assert record["eval_library"]["additional_details"]["lm_eval_version"] == lm_eval_run.results["lm_eval_version"]
     assert record["source_metadata"]["additional_details"]["limit"] == f"--limit {LIMIT}: not full data"
     results = _by_id(record)
@@ -155,7 +171,10 @@ def test_directions_ideals_and_ranges_come_from_the_declarations(exported) -> No
         low, high = declared.bounds
         assert (config["min_score"], config["max_score"]) == (low, high if math.isfinite(high) else "Infinity")
     ss = STEREOSET.metric("ss")
-    assert results["stereoset_multi_en/ss"]["metric_config"]["metric_parameters"]["ideal"] == ss.ideal == 50.0
+    parameters = results["stereoset_multi_en/ss"]["metric_config"]["metric_parameters"]
+    assert parameters["ideal"] == ss.ideal == 50.0
+    assert parameters["polarity"] == "not_applicable" and parameters["ranked_by"] == "ss_distance"
+    assert "polarity" not in results["stereoset_multi_en/lms"]["metric_config"].get("metric_parameters", {})
     distance = results["stereoset_multi_en/ss_distance"]["metric_config"]
     assert distance["lower_is_better"] is True
     assert (distance["min_score"], distance["max_score"]) == (0.0, 50.0)
@@ -218,8 +237,10 @@ def _samples(folder: Path, task: str) -> Path:
     return next(folder.rglob(f"samples_{task}_*.jsonl"))
 
 
-def _run_export(args: list[str], capsys) -> tuple[int, str, dict | None]:
-    """Exit status, stderr and the record (None when none was written) of an in-process export."""
+def _run_export(args: list[str], capsys, model_id: str | None = MODEL_ID) -> tuple[int, str, dict | None]:
+    """Exit status, stderr and the record (None when none was written) of an in-process export (``--model-id``
+    ``model_id`` unless None)."""
+    args = [*args, "--model-id", model_id] if model_id else args
     try:
         status = export(args)
     except SystemExit as exc:
@@ -333,3 +354,45 @@ def test_newest_run_per_model_by_default_every_run_with_all_runs_and_the_revisio
     status, err, _ = _run_export(args, capsys)
     records = [json.loads(path.read_text(encoding="utf-8")) for path in (tmp_path / "all").rglob("*.json")]
     assert status == 0 and len(records) == 2 and len({r["evaluation_id"] for r in records}) == 2
+
+
+# ------------------------------------------------------------------------------------------ datastore and identity
+
+
+def test_records_keep_the_datastores_rules(exported, eee_output: Path) -> None:
+    """Layout, companion file, ids, scores within bounds, deployment keys and identity path (tests/eee_rules.py), and
+    the validator's own ``validate`` where the every-eval-ever package is installed (Python >= 3.12)."""
+    assert datastore_problems(eee_output) == []
+    pytest.importorskip("every_eval_ever")
+    status, output = upstream_validate(eee_output)
+    assert status == 0, output
+
+
+def test_a_local_folder_without_a_hub_id_stops_the_export(lm_eval_run, tmp_path: Path, capsys) -> None:
+    folder = _copy(lm_eval_run, tmp_path)
+    args = [str(folder), "--format", "eee", "--output", str(tmp_path / "out")]
+    status, err, record = _run_export(args, capsys, model_id=None)
+    assert status == 2 and err.count("\n") == 1 and record is None
+    assert err.startswith("lm-eval-stereo export: error: argument --model-id: pretrained=") and "no hub id" in err
+    for bad, why in (("tiny", "names no developer"), ("unknown/tiny", "developer is unknown"), ("org/CON", "reserved")):
+        status, err, record = _run_export(args, capsys, model_id=bad)
+        assert (status, err.count("\n"), record) == (2, 1, None) and why in err, err
+    status, err, _ = _run_export([*args, "--model-id", "elsewhere=org/x"], capsys)
+    assert status == 2 and "elsewhere=...: no run has pretrained=elsewhere" in err
+
+
+def test_a_hub_id_in_pretrained_is_used_as_it_is(lm_eval_run, tmp_path: Path, capsys) -> None:
+    folder = _copy(lm_eval_run, tmp_path)
+    path = _results_file(folder)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["config"]["model_args"] = "pretrained=SomeOrg/some-model:v1"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    status, err, record = _run_export([str(folder), "--format", "eee", "--output", str(tmp_path / "out")], capsys, None)
+    assert status == 0, err
+    assert record["model_info"]["id"] == "SomeOrg/some-model:v1" and record["model_info"]["developer"] == "SomeOrg"
+    details = record["model_info"]["additional_details"]
+    assert details["dtype"] == "default (model config)" and "local_path" not in details
+    assert details["model_availability"] == "unknown"
+    (written,) = (tmp_path / "out").rglob("*.json")
+    assert written.relative_to(tmp_path / "out").parts[:4] == ("data", "lm-eval-stereo", "SomeOrg", "some-model_v1")
+    assert datastore_problems(tmp_path / "out") == []

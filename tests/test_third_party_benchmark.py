@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 from lm_eval_runner import REPO, LmEvalRun, run_lm_eval
 
+from lm_eval_stereo.core.values import parse_model_args
+
 FIXTURE = Path(__file__).parent / "fixtures" / "third_party" / "toybench"
 TASKS = ("toybench_en", "toybench_de")
 #: the documents per language in the fixture's data file
@@ -108,7 +110,10 @@ def test_the_report_reads_it_from_its_declaration(toy: ToyRuns, tmp_path: Path) 
 
 
 def test_the_export_publishes_it_with_its_interval_and_items(toy: ToyRuns, tmp_path: Path) -> None:
-    proc = _console(toy, "export", str(toy.output), "--format", "eee", "--output", str(tmp_path))
+    # two local folders: each named by the hub id of its weights
+    ids = [f"--model-id={parse_model_args(run.results['config']['model_args'])['pretrained']}=toy-org/{name}"
+           for name, run in toy.runs.items()]  # fmt: skip
+    proc = _console(toy, "export", str(toy.output), "--format", "eee", "--output", str(tmp_path), *ids)
     assert proc.returncode == 0, proc.stderr
     records = sorted(tmp_path.rglob("*.json"))
     assert len(records) == 2

