@@ -36,7 +36,7 @@ DEMO_GEN_LIMIT ?= 8
 DEMO_OUT ?= .cache/demo-results
 LM_EVAL := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/lm_eval
 
-.PHONY: venv demo demo-smollm2 demo-tiny test lint bench clean check-data gemma3
+.PHONY: venv demo demo-smollm2 demo-tiny test lint bench clean check-data gemma3 eee-validator
 
 # SmolLM2-135M-Instruct as a float32 model folder (the GGUF's sha256 is verified before use)
 $(REAL_MODELS_DIR)/smollm2/config.json: | $(VENV)/.installed
@@ -84,11 +84,23 @@ demo-tiny: check-data $(VENV)/.installed $(TINY_MODEL)/config.json
 	@echo; echo "Headline metrics with 95% bootstrap intervals (random tiny model: the numbers only show that it runs):"
 	@$(BIN)/lm-eval-stereo report $(DEMO_OUT)-tiny --html $(DEMO_OUT)-tiny/report
 
+# the Every Eval Ever datastore's own validator (every-eval-ever needs Python >= 3.12, the project 3.10+): a venv of its
+# own from the first python3.13/python3.12 found (pyenv's too); `make test` puts it on PATH when it is there, and the
+# export tests then run its validate on their records
+EEE_VALIDATOR ?= .cache/eee-validator
+EEE_PYTHON ?= $(firstword $(foreach v,3.13 3.12,$(shell command -v python$(v) >/dev/null 2>&1 && python$(v) -c 'import sys' 2>/dev/null && command -v python$(v))) $(wildcard $(HOME)/.pyenv/versions/3.1[23]*/bin/python3))
+
+eee-validator:
+	@if [ -z "$(EEE_PYTHON)" ]; then echo "no Python >= 3.12 here: the every-eval-ever validator cannot be installed"; exit 1; fi
+	$(EEE_PYTHON) -m venv $(EEE_VALIDATOR)
+	$(EEE_VALIDATOR)/bin/pip install --quiet "every-eval-ever==0.3.0"
+
 test: $(VENV)/.installed
 	@if [ -z "$(strip $(LM_EVAL_STEREO_DATA_DIR))" ]; then \
 		echo "no offline mirror (LM_EVAL_STEREO_DATA_DIR unset, no $(SHARED_DATA)): fetching the pinned data first"; \
 		$(BIN)/lm-eval-stereo data fetch && $(BIN)/lm-eval-stereo data mirror $(TEST_DATA); \
 	fi
+	PATH="$$PATH:$(abspath $(EEE_VALIDATOR))/bin" \
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LM_EVAL_STEREO_DATA_DIR=$(TEST_DATA_DIR) \
 		$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
