@@ -630,7 +630,9 @@ def test_report_leads_with_the_reading_and_the_summary(model_runs, markdown):
     assert ss["ideal"] == "50" and summary["StereoSet en · LMS (stereoset_multi_en)"]["ideal"] == "↑"
     value = expected_cell(run.results, "stereoset_multi_de", "ss").split(" ")[0]
     assert ss[label].startswith(value + " ["), "the value and its CI, three significant digits"
-    assert any(words in summary["GEST en · g_s (gest_en)"][label] for words in ("no detectable bias", "stereotyped"))
+    gs_undefined = run.results["results"]["gest_en"]["gs_ci_undefined,none"]
+    gs_words = ("no verdict: its 95% CI rests on",) if gs_undefined > 50 else ("no detectable bias", "stereotyped")
+    assert any(words in summary["GEST en · g_s (gest_en)"][label] for words in gs_words), "a verdict, or why none"
     assert not any(" q_" in row or "g_s t" in row for row in summary), "views stay in the details"
     assert not any("(stereoset_multi)" in row for row in summary), "groups (no CI) stay in the details"
     reading = markdown.split("## Reading")[1].split("\n## ")[0]

@@ -49,12 +49,13 @@ def test_verdicts_at_and_around_the_edges_of_the_ci(tmp_path):
         assert data[model]["metrics"]["ss"]["verdict"] == expected, model
         assert data[model]["metrics"]["lms"]["verdict"] is None, "a directed metric gets no verdict"
     row = parse_tables(markdown)["Summary"][SS]
-    assert row["above"] == "55.0 [50.0, 60.0]: prefers stereotypes, +5.0 from 50", "the JSON has the exact bounds"
-    assert row["below"] == "45.0 [40.0, 50.0]: prefers anti-stereotypes, -5.0 from 50"
+    # a bound 0.01 from the ideal is printed with the digits that tell it from the ideal (issue 34), not rounded onto it
+    assert row["above"] == "55.00 [50.01, 59.99]: prefers stereotypes, +5.00 from 50"
+    assert row["below"] == "45.00 [40.01, 49.99]: prefers anti-stereotypes, -5.00 from 50"
     assert row["low-edge"] == "55.0 [50.0, 60.0]: no detectable bias with n = 200 (±5.0 at 95%)"
     assert row["high-edge"] == "45.0 [40.0, 50.0]: no detectable bias with n = 200 (±5.0 at 95%)"
     reading = markdown.split("## Reading")[1].split("\n## ")[0]
-    assert "- above: StereoSet: en SS 55.0 [50.0, 60.0], prefers stereotypes, +5.0 from 50." in reading
+    assert "- above: StereoSet: en SS 55.00 [50.01, 59.99], prefers stereotypes, +5.00 from 50." in reading
     assert "- low-edge: StereoSet: no detectable bias on en SS (n = 200, ±5.0 at 95%)." in reading
 
 

@@ -244,7 +244,11 @@ LANGUAGE_LEGEND = (
 
 
 def _items(comparison: Comparison, result: PairedResult) -> str:
-    return f"{comparison.n}" + (f" ({result.left_out} unscored in one run left out)" if result.left_out else "")
+    """The matched items, with those left out and the bootstrap resamples where the difference was undefined."""
+    notes = [f"{result.left_out} unscored in one run left out"] if result.left_out else []
+    if comparison.undefined:
+        notes.append(f"CI without {comparison.undefined} undefined resamples")
+    return f"{comparison.n}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _comparison_table(
