@@ -156,6 +156,7 @@ KIND_MEANINGS = {
     "unscored": "items with a non-finite score were left out",
     "NaN": "no items to compute a metric from",
     "limit": "scored on part of the benchmark (--limit or fewer documents): not the benchmark's full figure",
+    "precision": "models or runs of one task scored in different dtypes: compare their numbers only at equal dtype",
 }
 
 
@@ -190,5 +191,8 @@ def group_warnings(findings: list[Finding]) -> list[WarningGroup]:
 
 
 def check(report: Report) -> list[Finding]:
-    """Every warning of every cell, in table order."""
-    return [finding for task in report.tasks for cell in report.task_cells(task) for finding in check_cell(cell)]
+    """Every warning of every cell, in table order, then the tasks scored in different precisions."""
+    from lm_eval_stereo.report.precision import precision_findings
+
+    cells = [finding for task in report.tasks for cell in report.task_cells(task) for finding in check_cell(cell)]
+    return cells + precision_findings(report)

@@ -23,6 +23,7 @@ from lm_eval_stereo.core.metrics import BOOKKEEPING
 from lm_eval_stereo.report.formatting import format_estimate, format_value, metric_header
 from lm_eval_stereo.report.model import Cell, Report, Row
 from lm_eval_stereo.report.paired import ALPHA, MCNEMAR, STOP_AFTER, Comparison, PairedResult
+from lm_eval_stereo.report.precision import dtype_text
 from lm_eval_stereo.report.titles import headline_title
 from lm_eval_stereo.report.verdicts import describe
 from lm_eval_stereo.results.run import Finding
@@ -286,6 +287,7 @@ def language_comparison_tables(report: Report) -> list[Table]:
 PROVENANCE_HEADERS = [
     "model",
     "task",
+    "dtype",
     "version",
     "options",
     "normalization",
@@ -299,8 +301,9 @@ PROVENANCE_HEADERS = [
 
 
 def provenance_tables(report: Report) -> list[Table]:
-    """Where each number came from, per model and task: version, options, normalisation, n-shot, limit, items,
-    lm_eval version, the model with its arguments and the results file (split, model and task repeated)."""
+    """Where each number came from, per model and task: the dtype it was scored in (:mod:`~lm_eval_stereo.report.
+    precision`), version, options, normalisation, n-shot, limit, items, lm_eval version, the model with its arguments
+    and the results file (split, model and task repeated)."""
     rows = []
     for task in report.tasks:
         for cell in report.task_cells(task):
@@ -310,6 +313,7 @@ def provenance_tables(report: Report) -> list[Table]:
                 [
                     cell.row.label,
                     task,
+                    dtype_text(run),
                     run.version(task),
                     ", ".join(f"{key}={value}" for key, value in run.options(task).items()),
                     "" if normalization is None else str(normalization),
