@@ -42,10 +42,11 @@ def write_run(directory: Path, model_args: str, *, model_dtype: str | None = Non
 
 
 def provenance_dtypes(markdown: str) -> dict[str, str]:
-    """Model label -> the dtype column of the provenance's first table."""
-    first = markdown.split("## Provenance")[1].split("| model |", 1)[1].split("\n\n")[0]
-    rows = [line.split(" | ") for line in first.splitlines() if line.startswith("| ")]
-    return {row[0].lstrip("| "): row[2] for row in rows}
+    """Model label -> the dtype column of the provenance (the split table that has it)."""
+    tables = markdown.split("## Provenance")[1].split("\n\n")
+    table = next(t for t in tables if t.startswith("| model |") and "| dtype |" in t).splitlines()
+    column = table[0].split(" | ").index("dtype")
+    return {line.split(" | ")[0].lstrip("| "): line.split(" | ")[column] for line in table[2:]}
 
 
 def test_a_float32_and_a_bfloat16_run_show_their_dtypes_and_a_warning(tmp_path):

@@ -287,7 +287,6 @@ def language_comparison_tables(report: Report) -> list[Table]:
 PROVENANCE_HEADERS = [
     "model",
     "task",
-    "dtype",
     "version",
     "options",
     "normalization",
@@ -296,14 +295,15 @@ PROVENANCE_HEADERS = [
     "items",
     "lm_eval",
     "model and arguments",
+    "dtype",
     "results file",
 ]
 
 
 def provenance_tables(report: Report) -> list[Table]:
-    """Where each number came from, per model and task: the dtype it was scored in (:mod:`~lm_eval_stereo.report.
-    precision`), version, options, normalisation, n-shot, limit, items, lm_eval version, the model with its arguments
-    and the results file (split, model and task repeated)."""
+    """Where each number came from, per model and task: version, options, normalisation, n-shot, limit, items,
+    lm_eval version, the model with its arguments, the dtype it was scored in (:mod:`~lm_eval_stereo.report.
+    precision`) and the results file (split, model and task repeated)."""
     rows = []
     for task in report.tasks:
         for cell in report.task_cells(task):
@@ -313,7 +313,6 @@ def provenance_tables(report: Report) -> list[Table]:
                 [
                     cell.row.label,
                     task,
-                    dtype_text(run),
                     run.version(task),
                     ", ".join(f"{key}={value}" for key, value in run.options(task).items()),
                     "" if normalization is None else str(normalization),
@@ -322,6 +321,7 @@ def provenance_tables(report: Report) -> list[Table]:
                     "" if items is None else f"{items[0]} of {items[1]}",
                     str(run.data.get("lm_eval_version", "?")),
                     run.identity,
+                    dtype_text(run),
                     str(run.path),
                 ]
             )
