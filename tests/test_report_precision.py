@@ -64,6 +64,8 @@ def test_a_float32_and_a_bfloat16_run_show_their_dtypes_and_a_warning(tmp_path):
     assert sorted(found) == labels and all(f.task == TASK for f in found.values())
     assert found["org/model (dtype=bfloat16)"].message.startswith("scored in bfloat16, other runs of this task")
     assert "org/model (dtype=float32): float32" in found["org/model (dtype=bfloat16)"].message
+    summary = markdown.split("## Summary")[1].split("## Warnings")[0]
+    assert "stereoset_multi_en: bfloat16; models differ in dtype (precision: scored in bfloat16" in summary
     warnings = markdown.split("## Warnings")[1].split("\n## ")[0]
     assert "precision (2): models or runs of one task scored in different dtypes" in warnings
     assert "- ⚠ org/model (dtype=bfloat16): precision: scored in bfloat16" in markdown
