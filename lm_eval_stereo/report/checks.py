@@ -178,6 +178,7 @@ KIND_MEANINGS = {
     "undefined resamples": "a 95% CI resting on the bootstrap resamples on which its metric is defined, not on all "
     f"(fewer than {MIN_DEFINED_SHARE:.0%} of them: no verdict)",
     "limit": "scored on part of the benchmark (--limit or fewer documents): not the benchmark's full figure",
+    "precision": "models or runs of one task scored in different dtypes: compare their numbers only at equal dtype",
 }
 
 
@@ -212,5 +213,8 @@ def group_warnings(findings: list[Finding]) -> list[WarningGroup]:
 
 
 def check(report: Report) -> list[Finding]:
-    """Every warning of every cell, in table order."""
-    return [finding for task in report.tasks for cell in report.task_cells(task) for finding in check_cell(cell)]
+    """Every warning of every cell, in table order, then the tasks scored in different precisions."""
+    from lm_eval_stereo.report.precision import precision_findings
+
+    cells = [finding for task in report.tasks for cell in report.task_cells(task) for finding in check_cell(cell)]
+    return cells + precision_findings(report)

@@ -18,6 +18,7 @@ from lm_eval_stereo.report.figures import Figure, draw_figures
 from lm_eval_stereo.report.markdown import LEGEND, READING_LEGEND, SUMMARY_LEGEND, models_line, paired_status
 from lm_eval_stereo.report.model import Report
 from lm_eval_stereo.report.paired import PairedResult
+from lm_eval_stereo.report.precision import precision_line
 from lm_eval_stereo.report.reading import reading_lines
 from lm_eval_stereo.report.tables import (
     LANGUAGE_LEGEND,
@@ -165,7 +166,9 @@ def render_html(report: Report, figures: list[Figure]) -> str:
             parts.append(f"<p>{escape(note)}</p>")
         parts += [*map(_table, task_tables(report, task)), _warnings(report, task)]
     parts += _capability_section(report)
-    parts += ["<h2>Provenance</h2>", *map(_table, provenance_tables(report)), "</body></html>"]
+    note = precision_line(report)
+    parts += ["<h2>Provenance</h2>", f"<p>{escape(note)}</p>" if note else ""]
+    parts += [*map(_table, provenance_tables(report)), "</body></html>"]
     return "\n".join(part for part in parts if part)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from lm_eval_stereo.report import capability_tables as capability
 from lm_eval_stereo.report.checks import group_warnings
 from lm_eval_stereo.report.model import Report
+from lm_eval_stereo.report.precision import precision_line
 from lm_eval_stereo.report.reading import reading_lines
 from lm_eval_stereo.report.tables import (
     LANGUAGE_LEGEND,
@@ -142,5 +143,8 @@ def render_markdown(report: Report) -> str:
     file_warnings = [finding for finding in report.warnings if not finding.task]
     if file_warnings:
         lines += ["", *(f"- ⚠ {finding.message}" for finding in file_warnings)]
-    lines += ["", "## Provenance", "", *_tables(provenance_tables(report))]
+    lines += ["", "## Provenance", ""]
+    if note := precision_line(report):
+        lines += [note, ""]
+    lines += _tables(provenance_tables(report))
     return "\n".join(lines)

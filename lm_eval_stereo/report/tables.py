@@ -23,6 +23,7 @@ from lm_eval_stereo.core.metrics import BOOKKEEPING
 from lm_eval_stereo.report.formatting import format_estimate, format_value, metric_header
 from lm_eval_stereo.report.model import Cell, Report, Row
 from lm_eval_stereo.report.paired import ALPHA, MCNEMAR, STOP_AFTER, Comparison, PairedResult
+from lm_eval_stereo.report.precision import dtype_text
 from lm_eval_stereo.report.titles import headline_title
 from lm_eval_stereo.report.verdicts import describe
 from lm_eval_stereo.results.run import Finding
@@ -298,13 +299,15 @@ PROVENANCE_HEADERS = [
     "items",
     "lm_eval",
     "model and arguments",
+    "dtype",
     "results file",
 ]
 
 
 def provenance_tables(report: Report) -> list[Table]:
     """Where each number came from, per model and task: version, options, normalisation, n-shot, limit, items,
-    lm_eval version, the model with its arguments and the results file (split, model and task repeated)."""
+    lm_eval version, the model with its arguments, the dtype it was scored in (:mod:`~lm_eval_stereo.report.
+    precision`) and the results file (split, model and task repeated)."""
     rows = []
     for task in report.tasks:
         for cell in report.task_cells(task):
@@ -322,6 +325,7 @@ def provenance_tables(report: Report) -> list[Table]:
                     "" if items is None else f"{items[0]} of {items[1]}",
                     str(run.data.get("lm_eval_version", "?")),
                     run.identity,
+                    dtype_text(run),
                     str(run.path),
                 ]
             )
