@@ -84,7 +84,7 @@ test: $(VENV)/.installed
 		$(BIN)/lm-eval-stereo data fetch && $(BIN)/lm-eval-stereo data mirror $(TEST_DATA); \
 	fi
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LM_EVAL_STEREO_DATA_DIR=$(TEST_DATA_DIR) \
-		$(BIN)/python -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder
+		$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check lm_eval_stereo tests bench scripts

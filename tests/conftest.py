@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 from lm_eval_runner import REPO, LmEvalRun, shared_data_dir  # noqa: F401  (re-exported for tests)
 
-#: test files that share the session's SmolLM2 runs (:mod:`real_runs`): one xdist group, so that one worker makes the
-#: runs once, scheduled first (the longest unit of work, see :func:`pytest_collection_modifyitems`)
-SMOLLM2_GROUP = "smollm2"
-SMOLLM2_FILES = ("test_real_model_parity.py", "test_real_models_tier.py")
+#: the test file of the SmolLM2 tier (the parity tests are collected in it): the longest unit of work, scheduled first
+#: (see :func:`pytest_collection_modifyitems`)
+SMOLLM2_FILE = "test_real_models_tier.py"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -23,17 +22,12 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["OMP_NUM_THREADS"] = str(max(1, len(os.sched_getaffinity(0)) // workers))
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Units of work for ``make test`` (``--dist loadgroup --no-loadscope-reorder``): every test file is one xdist
-    group, as with ``--dist loadfile`` (its module-scoped runs are made once), except the SmolLM2 files, one group
-    together, moved to the front so that a worker starts with them while the other takes the rest. Runs before
-    xdist's own hook, which reads the marks."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            name = item.path.name
-            item.add_marker(pytest.mark.xdist_group(SMOLLM2_GROUP if name in SMOLLM2_FILES else name))
-    items.sort(key=lambda item: item.path.name not in SMOLLM2_FILES)  # stable: the rest keep their order
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The SmolLM2 tier first: with ``make test`` (``--dist loadfile --no-loadscope-reorder``, units of work in this
+    order) one worker starts with it while the other takes the rest; xdist's own order by test count would leave it
+    to the end. (``--dist loadgroup`` would be the other way to keep tests together, but pytest-xdist 3.8 names its
+    groups in ``Item._nodeid``, which pytest 9 no longer reads: every test becomes its own unit.)"""
+    items.sort(key=lambda item: item.path.name != SMOLLM2_FILE)  # stable: the rest keep their order
 
 
 @pytest.fixture(autouse=True, scope="session")

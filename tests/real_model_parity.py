@@ -1,5 +1,8 @@
 """Per-candidate parity with the StereoSet reference code on a real model, SmolLM2-135M-Instruct.
 
+Collected in ``tests/test_real_models_tier.py`` (imported there): one test file, so that ``--dist loadfile`` gives these
+tests and the tier's to one worker, which makes the session's shared SmolLM2 runs (``tests/real_runs.py``) once.
+
 The reference (slds-lmu/stereotypes-multi @ 883f005, ``generative_inference`` and ``generative_inference_gpt`` case
 "d", batch size 1) is re-implemented as a plain loop over one candidate at a time in ``tests/stereoset_reference.py``. SmolLM2's tokenizer encodes
 ``"<|endoftext|>"`` as one token (id 0, its document separator) while lm_eval's prefix token is its BOS
