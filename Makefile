@@ -102,7 +102,7 @@ test: $(VENV)/.installed
 	fi
 	PATH="$$PATH:$(abspath $(EEE_VALIDATOR))/bin" \
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LM_EVAL_STEREO_DATA_DIR=$(TEST_DATA_DIR) \
-		$(BIN)/python -m pytest -q -n 2 --dist loadfile
+		$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check lm_eval_stereo tests bench scripts

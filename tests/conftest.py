@@ -6,7 +6,11 @@ import os
 from pathlib import Path
 
 import pytest
-from lm_eval_runner import REPO, shared_data_dir  # noqa: F401  (re-exported for tests)
+from lm_eval_runner import REPO, LmEvalRun, shared_data_dir  # noqa: F401  (re-exported for tests)
+
+#: the test file of the SmolLM2 tier (the parity tests are collected in it): the longest unit of work, scheduled first
+#: (see :func:`pytest_collection_modifyitems`)
+SMOLLM2_FILE = "test_real_models_tier.py"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -16,6 +20,14 @@ def pytest_configure(config: pytest.Config) -> None:
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if workers > 1 and "OMP_NUM_THREADS" not in os.environ:
         os.environ["OMP_NUM_THREADS"] = str(max(1, len(os.sched_getaffinity(0)) // workers))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The SmolLM2 tier first: with ``make test`` (``--dist loadfile --no-loadscope-reorder``, units of work in this
+    order) one worker starts with it while the other takes the rest; xdist's own order by test count would leave it
+    to the end. (``--dist loadgroup`` would be the other way to keep tests together, but pytest-xdist 3.8 names its
+    groups in ``Item._nodeid``, which pytest 9 no longer reads: every test becomes its own unit.)"""
+    items.sort(key=lambda item: item.path.name != SMOLLM2_FILE)  # stable: the rest keep their order
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -54,3 +66,20 @@ def smollm2() -> Path:
     from lm_eval_stereo.local_models.real import SMOLLM2, materialise
 
     return materialise(SMOLLM2, REPO / ".cache" / "real-models" / "smollm2")
+
+
+@pytest.fixture(scope="session")
+def smollm2_hf_run(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> LmEvalRun:
+    """SmolLM2 through ``hf`` on :data:`real_runs.HF_TASKS`, their first :data:`real_runs.DOCS` documents: the one
+    ``hf`` run of the parity and tier tests."""
+    from real_runs import HF_TASKS, run_tasks
+
+    return run_tasks(smollm2, "hf", HF_TASKS, tmp_path_factory.mktemp("smollm2_hf"))
+
+
+@pytest.fixture(scope="session")
+def smollm2_prefix_run(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> LmEvalRun:
+    """SmolLM2 through ``hf-prefix`` on the tier's families, the same documents as :func:`smollm2_hf_run`."""
+    from real_runs import PREFIX_TASKS, run_tasks
+
+    return run_tasks(smollm2, "hf-prefix", PREFIX_TASKS, tmp_path_factory.mktemp("smollm2_hf_prefix"))

