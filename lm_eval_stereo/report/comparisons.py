@@ -98,16 +98,9 @@ def _compare(
             paired.notes.append(f"{what}: {exc}")
             continue
         left_out = max(left_out, aligned.left_out)
-        found = compare(
+        comparisons += compare(
             aligned, resampling, names, iters=paired.iters, seed=paired.seed, permutations=paired.permutations
         )
-        paired.notes += [
-            f"{what}: the {c.metric} difference is undefined in {c.undefined} of {paired.iters} resamples, which its "
-            "CI leaves out"
-            for c in found
-            if c.undefined
-        ]
-        comparisons += found
     order = {name: index for index, name in enumerate(names)}
     return sorted(comparisons, key=lambda comparison: order[comparison.metric]), left_out
 
