@@ -13,6 +13,7 @@ from lm_eval_stereo.report.model_names import is_local_path, model_name
         ("HuggingFaceTB/SmolLM2-135M-Instruct", "HuggingFaceTB/SmolLM2-135M-Instruct", False),
         ("gpt2", "gpt2", False),
         (".cache/real-models/smollm2", "smollm2", True),
+        (".cache/demo-model", "demo-model", True),
         ("/scratch/me/ckpt-1000/", "ckpt-1000", True),
         ("./model", "model", True),
         ("../runs/model", "model", True),

@@ -12,9 +12,10 @@ from pathlib import PurePosixPath
 
 def is_local_path(pretrained: str) -> bool:
     """Whether ``pretrained`` names a local folder rather than a hub id (``org/name``): an absolute path, one starting
-    with ``./``, ``../`` or ``~``, or one with more than one ``/``."""
+    with ``.`` (``./``, ``../``, a hidden folder such as ``.cache/model``: no hub name starts with a dot) or ``~``, or
+    one with more than one ``/``."""
     text = pretrained.strip()
-    return text.startswith(("/", "./", "../", "~")) or text in (".", "..") or text.rstrip("/").count("/") > 1
+    return text.startswith(("/", ".", "~")) or text.rstrip("/").count("/") > 1
 
 
 def model_name(pretrained: str) -> str:
