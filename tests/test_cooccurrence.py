@@ -92,3 +92,24 @@ def test_inter_mean_interval_is_seeded_and_brackets_the_estimate():
     assert np.nanmean(identity) == pytest.approx(estimate)
     empty = cooccurrence.inter_mean_interval([], [])
     assert math.isnan(empty.low) and math.isnan(empty.high)
+
+
+def test_inter_mean_resamples_without_a_word_of_both_genders_are_counted():
+    """The mean inter-gender bias is undefined in a resample where no word is counted (a word needs two occurrences)
+    or one gender has no output: the interval counts those resamples (``undefined``), here counted again by a plain
+    loop over the resampler's draws, and the persona metric set reports the count as ``cooc_inter_mean_ci_undefined``
+    beside the interval."""
+    from lm_eval_stereo.tasks.german_gender_bias.personas.metrics import GENDER_METRICS
+
+    outputs = [["Kleid"], ["Kleid"], ["a"], ["b"], ["c"], ["d"], ["e"], ["f"]]
+    female = [True, False, True, False, True, False, True, False]
+    interval = cooccurrence.inter_mean_interval(outputs, female)
+    expected = 0
+    for row in np.random.default_rng(cooccurrence.BOOTSTRAP_SEED).integers(0, 8, size=(1000, 8)):
+        counts: dict[str, int] = {}
+        for index in row:
+            counts[outputs[index][0]] = counts.get(outputs[index][0], 0) + 1
+        both_genders = any(female[i] for i in row) and not all(female[i] for i in row)
+        expected += not (both_genders and max(counts.values()) >= 2)
+    assert interval.undefined == expected and 0 < expected < 1000
+    assert "cooc_inter_mean_ci_undefined" in GENDER_METRICS.names

@@ -131,8 +131,9 @@ class Metric:
 
     @property
     def undefined_name(self) -> str | None:
-        """``<name>_ci_undefined`` for a metric the seeded bootstrap gives its interval (``ci``), else None."""
-        return f"{self.name}_{UNDEFINED_SUFFIX}" if self.ci else None
+        """``<name>_ci_undefined`` for a metric whose interval is a bootstrap (the seeded resampler's, ``ci``, or one
+        its ``summarize`` runs, ``outputs-bootstrap``), else None."""
+        return f"{self.name}_{UNDEFINED_SUFFIX}" if self.interval in ("bootstrap", "outputs-bootstrap") else None
 
     def reported_names(self) -> tuple[str, ...]:
         """The metric and what lm_eval reports beside it: its interval bounds and, for a ``ci`` metric, the count of

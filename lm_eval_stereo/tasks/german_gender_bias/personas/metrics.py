@@ -201,6 +201,7 @@ def summarize_gender(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
     interval = cooccurrence.inter_mean_interval(outputs, female)
     # the declared interval="outputs-bootstrap" of cooc_inter_mean: outputs resampled, not documents
     summary["cooc_inter_mean_ci_low"], summary["cooc_inter_mean_ci_high"] = interval.low, interval.high
+    summary["cooc_inter_mean_ci_undefined"] = interval.undefined
     for part in ("intra_female", "intra_male"):
         for stat in ("mean", "std", "t", "p"):
             summary[f"cooc_{part}_{stat}"] = result[part][stat]
