@@ -1,1 +1,16 @@
-"""MBBQ (Neplenbroek, Bisazza, Fernández, COLM 2024): BBQ in English, Spanish, Dutch and Turkish, with its control set."""
+"""MBBQ (Neplenbroek, Bisazza, Fernández, COLM 2024): BBQ in English, Spanish, Dutch and Turkish, with its control
+set; the benchmark's declaration (see README.md)."""
+
+from lm_eval_stereo.core.registry import Benchmark, fixed
+from lm_eval_stereo.tasks.mbbq import data, metrics, options
+from lm_eval_stereo.tasks.mbbq.sources import MBBQ
+
+BENCHMARK = Benchmark(
+    name="mbbq",
+    title="MBBQ",
+    task_patterns=("mbbq", "mbbq_*"),
+    options=options.OPTIONS,
+    metric_sets={metric_set.id: fixed(metric_set) for metric_set in (metrics.BIAS_METRICS, metrics.CONTROL_METRICS)},
+    sources=(MBBQ,),
+    languages=tuple(data.LANGUAGES),
+)
