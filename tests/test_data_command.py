@@ -23,6 +23,10 @@ from lm_eval_stereo.tasks.stereoset_multi import data as stereoset_data
 
 CLI = str(Path(sys.executable).parent / "lm-eval-stereo")
 VARIANTS = "gest/data/gender_variants.csv"
+#: MBBQ's prompt and answer-phrase tables, which the project's mirror lacks too (the generative MBBQ tasks read a
+#: file of the same layout from an option there)
+MBBQ_TABLES = "mbbq/answer_detection.py"
+NOT_IN_MIRROR = {VARIANTS, MBBQ_TABLES}
 #: every benchmark but multilingual StereoSet, whose mirror copies (JSON lines) are converted from the pickles in
 #: about 7 s: one test converts two of them
 NOT_STEREOSET = "gest,german_gender_bias,s_jsd,stereotype_leakage"
@@ -57,18 +61,19 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture(scope="module")
 def downloaded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``lm-eval-stereo data fetch`` of everything, run as a command, over HTTP from a loopback server that serves
-    the mirror without gender_variants.csv (the project's mirror lacks it): the server answers 404 for it."""
+    the mirror without gender_variants.csv and MBBQ's answer_detection.py (the project's mirror lacks them): the
+    server answers 404 for them."""
     root = tmp_path_factory.mktemp("downloaded")
-    with serve_mirror(shared_data_dir(), root / "www", withheld={VARIANTS}) as server:
+    with serve_mirror(shared_data_dir(), root / "www", withheld=NOT_IN_MIRROR) as server:
         env = {upstream.BASE_URL_ENV: server.url, sources.CACHE_ENV: str(root / "cache"), sources.DATA_DIR_ENV: ""}
         proc = run_cli("data", "fetch", env=env)
     assert proc.returncode == 1, proc.stderr
-    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"lm-eval-stereo data fetch: {VARIANTS}: ")
+    assert proc.stderr.count("\n") == 2 and proc.stderr.startswith(f"lm-eval-stereo data fetch: {VARIANTS}: ")
     assert (
         f"{server.url}/kinit-sk/gest/7dd908cae11720ee5d95e43a4ab94fb410c8b790/data/gender_variants.csv" in proc.stderr
     )
     assert "HTTP 404" in proc.stderr
-    assert proc.stdout == f"{len(ALL_FILES) - 1} of {len(ALL_FILES)} files verified in the cache {root / 'cache'}\n"
+    assert proc.stdout == f"{len(ALL_FILES) - 2} of {len(ALL_FILES)} files verified in the cache {root / 'cache'}\n"
     assert len(server.requests) == len(ALL_FILES)
     return root / "cache"
 
@@ -80,13 +85,14 @@ def test_benchmarks_read_these_sources():
         "german_gender_bias": {"german-gender-bias"},
         "s_jsd": {"s_jsd-multilingual", "crows-pairs"},
         "stereotype_leakage": {"stereotype-leakage"},
+        "mbbq": {"mbbq"},
     }
 
 
 def test_fetch_over_http_caches_every_pinned_file_verified(downloaded: Path):
-    assert cached_files(downloaded) == {f"{s.name}/{p}" for s, p in ALL_FILES} - {VARIANTS}
+    assert cached_files(downloaded) == {f"{s.name}/{p}" for s, p in ALL_FILES} - NOT_IN_MIRROR
     for source, path in ALL_FILES:
-        if f"{source.name}/{path}" != VARIANTS:
+        if f"{source.name}/{path}" not in NOT_IN_MIRROR:
             cached = downloaded / source.name / source.commit / path
             assert cached.read_bytes() == (shared_data_dir() / source.name / path).read_bytes(), cached
 
@@ -99,7 +105,7 @@ def test_list_gives_every_file_with_its_pin_size_licence_and_cache_state(cache: 
         target.write_bytes(content or (shared_data_dir() / "gest" / path).read_bytes())
     assert main(["data", "list", "--json"]) == 0
     records = {(r["source"], r["path"]): r for r in json.loads(capsys.readouterr().out)}
-    assert len(records) == len(ALL_FILES) == 122
+    assert len(records) == len(ALL_FILES) == 171
     assert records["gest", "data/gender_variants.csv"] == {
         "source": "gest",
         "repository": "kinit-sk/gest",

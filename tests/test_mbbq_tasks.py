@@ -285,7 +285,7 @@ def choice_run(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory):
             "--model_args",
             f"pretrained={tiny_causal}",
             "--tasks",
-            "mbbq_en,mbbq_control_tr",
+            "mbbq_en,mbbq_control_en,mbbq_control_tr",
             "--limit",
             str(CHOICE_LIMIT),
             "--log_samples",
@@ -341,3 +341,19 @@ def test_length_normalised_choice_divides_by_the_answer_length() -> None:
     assert choose([-6.0, -5.0, -9.0], ["abc", "a", "abcdefghi"]) == 1
     assert choose([-6.0, -5.0, -9.0], ["abc", "a", "abcdefghi"], length_norm=True) == 2
     assert choose([-1.0, -1.0, -2.0], ["x", "y", "z"]) == 0  # ties: the first
+
+
+def test_report_shows_the_control_accuracy_beside_the_bias_and_draws_bias_against_it(
+    choice_run, tmp_path: Path
+) -> None:
+    """The control set's accuracy of the same language and protocol, found from what the tasks recorded, beside each
+    bias-set headline; the figure of bias against control accuracy is drawn."""
+    from test_report import report_cli
+
+    out = tmp_path / "report"
+    proc = report_cli(choice_run.output_dir, "--html", out, "--json", tmp_path / "report.json", "--no-paired")
+    found = json.dumps(json.loads((tmp_path / "report.json").read_text(encoding="utf-8")))
+    control = choice_run.metric("mbbq_control_en", "acc_amb")
+    assert f'"beside": {{"label": "control acc_amb", "value": {control}}}' in found
+    assert "control acc_amb" in proc.stdout
+    assert (out / "mbbq.png").is_file()

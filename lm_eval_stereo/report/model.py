@@ -91,12 +91,17 @@ class Cell:
 
     def beside(self, name: str) -> tuple[str, float] | None:
         """The figure the declaration shows next to metric ``name`` (label, value), None where there is none (GerBBQ+
-        accuracy: the accuracy over determinate answers)."""
+        accuracy: the accuracy over determinate answers); a run-wide one also reads the run's other tasks."""
         metric = self.declaration.metric(name) if self.declaration else None
         if metric is None or metric.name != name or metric.beside is None:
             return None
-        config = (self.run.data.get("configs") or {}).get(self.task) or {}
-        value = metric.beside.compute(self.values, config)
+        configs = self.run.data.get("configs") or {}
+        config = configs.get(self.task) or {}
+        if metric.beside.run_wide:
+            others = {task: (self.run.values(task), other) for task, other in configs.items() if task != self.task}
+            value = metric.beside.compute(self.values, config, others)
+        else:
+            value = metric.beside.compute(self.values, config)
         return None if value is None or not math.isfinite(value) else (metric.beside.label, value)
 
     def estimate(self, name: str) -> Estimate:

@@ -1,8 +1,9 @@
 """MBBQ (Neplenbroek, Bisazza, Fernández, COLM 2024): BBQ in English, Spanish, Dutch and Turkish, with its control
 set; the benchmark's declaration (see README.md)."""
 
+from lm_eval_stereo.core.figures import FigureSpec
 from lm_eval_stereo.core.registry import Benchmark, fixed
-from lm_eval_stereo.tasks.mbbq import data, metrics, options
+from lm_eval_stereo.tasks.mbbq import data, figure, metrics, options
 from lm_eval_stereo.tasks.mbbq.sources import MBBQ
 
 BENCHMARK = Benchmark(
@@ -12,5 +13,13 @@ BENCHMARK = Benchmark(
     options=options.OPTIONS,
     metric_sets={metric_set.id: fixed(metric_set) for metric_set in (metrics.BIAS_METRICS, metrics.CONTROL_METRICS)},
     sources=(MBBQ,),
+    figures=(
+        FigureSpec(
+            figure.bias_vs_control_figure,
+            "mbbq.png",
+            "MBBQ: bias against control-set accuracy per language",
+            (metrics.BIAS_METRICS.id, metrics.CONTROL_METRICS.id),
+        ),
+    ),
     languages=tuple(data.LANGUAGES),
 )

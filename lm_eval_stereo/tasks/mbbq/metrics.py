@@ -26,6 +26,7 @@ import numpy as np
 from lm_eval_stereo.core.metrics import (
     SHARE,
     SIGNED_SHARE,
+    Beside,
     ItemScore,
     Metric,
     MetricSet,
@@ -46,6 +47,30 @@ _DESCRIPTIONS = {
     "bias_amb": "MBBQ Eq. 1: (biased - counter-biased answers) / answers, ambiguous contexts",
     "bias_dis": "MBBQ Eq. 2: accuracy in bias-consistent minus in bias-inconsistent disambiguated contexts",
 }
+
+
+#: the control-set accuracy the report shows beside each bias-set headline
+CONTROL_BESIDE = {"acc_amb": "acc_amb", "acc_dis": "acc_dis", "bias_amb": "acc_amb", "bias_dis": "acc_dis"}
+
+
+def control_accuracy(name: str):
+    """``Beside.compute`` of headline ``name``: the control set's accuracy (``CONTROL_BESIDE``) in the run's task of
+    the control metric set with the same language and scoring (what the tasks recorded, not their names)."""
+
+    def compute(values: Mapping[str, Any], config: Mapping[str, Any], others: Mapping[str, Any]) -> float | None:
+        own = config.get("metadata") or {}
+        for other_values, other_config in others.values():
+            metadata = other_config.get("metadata") or {}
+            if (
+                metadata.get("metric_set") == "mbbq.control"
+                and metadata.get("language") == own.get("language")
+                and metadata.get("scoring") == own.get("scoring")
+                and isinstance(other_values.get(CONTROL_BESIDE[name]), float)
+            ):
+                return float(other_values[CONTROL_BESIDE[name]])
+        return None
+
+    return compute
 
 
 def item_columns(items: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
@@ -105,11 +130,12 @@ def _summarize(names: Sequence[str]):
     return summarize
 
 
-def _declarations(names: Sequence[str]) -> list[Metric]:
+def _declarations(names: Sequence[str], control: bool) -> list[Metric]:
     metrics: list[Metric] = []
     for name in names:
+        beside = None if control else Beside(f"control {CONTROL_BESIDE[name]}", control_accuracy(name), run_wide=True)
         if name in ACCURACIES:
-            metrics.append(higher(name, _DESCRIPTIONS[name], ci=True, bounds=SHARE, label=name))
+            metrics.append(higher(name, _DESCRIPTIONS[name], ci=True, bounds=SHARE, label=name, beside=beside))
         else:
             metrics.append(
                 ideal(
@@ -121,6 +147,7 @@ def _declarations(names: Sequence[str]) -> list[Metric]:
                     label=name,
                     above="stereotype-consistent answers",
                     below="stereotype-inconsistent answers",
+                    beside=beside,
                 )
             )
     for category in CATEGORIES:
@@ -163,7 +190,7 @@ def metric_set(kind: str) -> MetricSet:
     names = (*ACCURACIES, *BIASES) if kind == "bias" else ACCURACIES
     return MetricSet(
         f"mbbq_{kind}",
-        tuple(_declarations(names)),
+        tuple(_declarations(names, control=kind != "bias")),
         _summarize(names),
         (Resampling(_statistic(names), item_columns),),
         id=f"mbbq.{kind}",
