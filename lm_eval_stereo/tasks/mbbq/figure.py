@@ -59,7 +59,12 @@ def bias_vs_control_figure(kit: FigureKit, cells: list[FigureCell], spec: Figure
                 capsize=2,
                 markersize=6,
             )
-        ax.set(xlim=(-0.02, 1.02), ylim=(-1.02, 1.02), xlabel=f"control set {accuracy_name}", ylabel=f"{bias_name} (ideal 0)")
+        ax.set(
+            xlim=(-0.02, 1.02),
+            ylim=(-1.02, 1.02),
+            xlabel=f"control set {accuracy_name}",
+            ylabel=f"{bias_name} (ideal 0)",
+        )
         ax.set_title(f"{condition}, {protocol}", fontsize=9)
     handles = [Line2D([], [], marker=markers[lang], color="0.3", linestyle="", label=lang) for lang in LANGUAGES]
     axes[0].legend(handles=handles, fontsize=7, loc="upper left", title="language", title_fontsize=7)
