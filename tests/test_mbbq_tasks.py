@@ -357,3 +357,25 @@ def test_report_shows_the_control_accuracy_beside_the_bias_and_draws_bias_agains
     assert f'"beside": {{"label": "control acc_amb", "value": {control}}}' in found
     assert "control acc_amb" in proc.stdout
     assert (out / "mbbq.png").is_file()
+
+
+def test_export_publishes_each_items_score(choice_run, tmp_path: Path) -> None:
+    """Every Eval Ever: one instance line per logged item of each MBBQ task, whose scores average to ``acc``."""
+    import subprocess
+    import sys
+
+    command = [str(Path(sys.executable).parent / "lm-eval-stereo"), "export", str(choice_run.output_dir)]
+    proc = subprocess.run(
+        [*command, "--format", "eee", "--output", str(tmp_path), "--model-id", "test-org/tiny"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (sidecar,) = tmp_path.rglob("*_samples.jsonl")
+    lines = [json.loads(line) for line in sidecar.read_text(encoding="utf-8").splitlines()]
+    for task in ("mbbq_en", "mbbq_control_en", "mbbq_control_tr"):
+        mine = [line for line in lines if line["evaluation_result_id"] == f"{task}/acc"]
+        assert len(mine) == CHOICE_LIMIT
+        mean = sum(line["evaluation"]["score"] for line in mine) / len(mine)
+        assert mean == pytest.approx(choice_run.metric(task, "acc"), abs=1e-12)
+        assert all(line["input"]["raw"] and "answer_info" in line["input"]["raw"] for line in mine)
