@@ -20,6 +20,7 @@ DEMO_SOURCES = (
     "s_jsd-multilingual",
     "crows-pairs",
     "stereotype-leakage",
+    "mbbq",
 )
 BASE_URL_ENV = "LM_EVAL_STEREO_BASE_URL"
 #: a pinned upstream file, asked for under $LM_EVAL_STEREO_BASE_URL (default GitHub's raw-file host)
