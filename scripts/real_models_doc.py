@@ -357,6 +357,41 @@ def s_jsd_findings(report: Report, labels: list[str]) -> list[str]:
     ]
 
 
+def mbbq_findings(report: Report, labels: list[str]) -> list[str]:
+    """Per model and protocol: each language's accuracies against the 1/3 of chance and its bias scores against 0
+    (the report's verdicts, 95% CIs), beside the control set's accuracy of the same language."""
+    from lm_eval_stereo.report.verdicts import describe
+
+    lines = []
+    for label in labels:
+        for prefix, protocol in (("mbbq", "log-likelihood"), ("mbbq_gen", "generation")):
+            cells = {
+                _language(task): cell
+                for task in report.tasks
+                if re.fullmatch(rf"{prefix}_[a-z]+", task) and (cell := _cell(report, task, label))
+            }
+            if not cells:
+                continue
+            words = {"above": "above", "below": "below", "consistent": "consistent with"}
+            parts = []
+            for lang, cell in cells.items():
+                control = _cell(report, f"{prefix}_control_{lang}", label)
+                accuracies = ", ".join(
+                    f"{name} {_estimate(cell, name)} ({words[_against_chance(cell, name, 1 / 3)]} chance"
+                    + (f"; control set {_estimate(control, name)}" if control else "")
+                    + ")"
+                    for name in ("acc_amb", "acc_dis")
+                )
+                biases = "; ".join(
+                    f"{name} {_estimate(cell, name)}: {describe(cell, name)}" for name in ("bias_amb", "bias_dis")
+                )
+                undetermined = cell.values.get("undetermined")
+                extra = f"; undetermined {undetermined:.3f} of answers" if undetermined else ""
+                parts.append(f"{lang}: {accuracies}; {biases}{extra}")
+            lines.append(f"- **MBBQ ({protocol}), {_name(label)}.** " + ". ".join(parts) + ".")
+    return lines
+
+
 def count_findings(report: Report, labels: list[str]) -> list[str]:
     """Counts the results record (no statistic): boundary mismatches, leaks, undetermined outputs."""
     lines = []
@@ -434,6 +469,7 @@ def findings(report: Report, paired_file: Path) -> list[str]:
         *gest_findings(report, labels, paired),
         *gerbbq_findings(report, labels, paired),
         *s_jsd_findings(report, labels),
+        *mbbq_findings(report, labels),
         *count_findings(report, labels),
     ]
 

@@ -379,3 +379,21 @@ def test_export_publishes_each_items_score(choice_run, tmp_path: Path) -> None:
         mean = sum(line["evaluation"]["score"] for line in mine) / len(mine)
         assert mean == pytest.approx(choice_run.metric(task, "acc"), abs=1e-12)
         assert all(line["input"]["raw"] and "answer_info" in line["input"]["raw"] for line in mine)
+
+
+def test_report_compares_the_languages_item_by_item(replay_run, tmp_path: Path) -> None:
+    """Language against language on the same MBBQ items (keys ``<Category>/<example_id>/p<prompt>`` shared by the
+    four languages), with the difference of the languages' own scores and Holm-adjusted p-values."""
+    from test_report import report_cli
+
+    report_cli(replay_run.output_dir, "--json", tmp_path / "report.json", "--permutations", "199")
+    paired = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["paired"]
+    pairs = {(entry["a"], entry["b"]): entry for entry in paired["languages"]}
+    assert len(pairs) == 6  # the four languages, pairwise
+    for (a, b), entry in pairs.items():
+        by_metric = {c["metric"]: c for c in entry["comparisons"]}
+        for name in ("acc_amb", "bias_amb"):
+            expected = replay_run.metric(a, name) - replay_run.metric(b, name)
+            assert by_metric[name]["difference"] == pytest.approx(expected, abs=1e-12)
+            assert by_metric[name]["items"] == GEN_LIMIT
+            assert by_metric[name]["p"] <= by_metric[name]["p_holm"] <= 1
