@@ -155,12 +155,15 @@ def read_file(path: Path, category: str, lang: str, control: bool) -> list[dict[
 
 
 def load_docs(lang: str, control: bool) -> list[dict[str, Any]]:
-    """All documents of one language's bias (``control=False``) or control set, category by category."""
-    docs = []
-    for category in CATEGORIES:
-        path = upstream_path(category, lang, control)
-        docs.extend(read_file(sources.fetch(SOURCE, path), category, lang, control))
-    return docs
+    """All documents of one language's bias (``control=False``) or control set, the six categories interleaved (the
+    first item of each category, then the second, ...; each category in file order), so that lm_eval's ``--limit N``
+    (the first N documents) samples every category alike."""
+    per_category = [
+        read_file(sources.fetch(SOURCE, upstream_path(category, lang, control)), category, lang, control)
+        for category in CATEGORIES
+    ]
+    longest = max(len(docs) for docs in per_category)
+    return [docs[index] for index in range(longest) for docs in per_category if index < len(docs)]
 
 
 def choice_prompt(doc: dict[str, Any]) -> str:
