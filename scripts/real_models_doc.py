@@ -357,6 +357,11 @@ def s_jsd_findings(report: Report, labels: list[str]) -> list[str]:
     ]
 
 
+def _defined(cell: Cell, name: str) -> bool:
+    value = cell.values.get(name)
+    return isinstance(value, float) and math.isfinite(value)
+
+
 def mbbq_findings(report: Report, labels: list[str]) -> list[str]:
     """Per model and protocol: each language's accuracies against the 1/3 of chance and its bias scores against 0
     (the report's verdicts, 95% CIs), beside the control set's accuracy of the same language."""
@@ -376,14 +381,22 @@ def mbbq_findings(report: Report, labels: list[str]) -> list[str]:
             parts = []
             for lang, cell in cells.items():
                 control = _cell(report, f"{prefix}_control_{lang}", label)
+                undefined = "undefined: no scored answer of that kind in the sample"
                 accuracies = ", ".join(
-                    f"{name} {_estimate(cell, name)} ({words[_against_chance(cell, name, 1 / 3)]} chance"
-                    + (f"; control set {_estimate(control, name)}" if control else "")
+                    (
+                        f"{name} {_estimate(cell, name)} ({words[_against_chance(cell, name, 1 / 3)]} chance"
+                        if _defined(cell, name)
+                        else f"{name} ({undefined}"
+                    )
+                    + (f"; control set {_estimate(control, name)}" if control and _defined(control, name) else "")
                     + ")"
                     for name in ("acc_amb", "acc_dis")
                 )
                 biases = "; ".join(
-                    f"{name} {_estimate(cell, name)}: {describe(cell, name)}" for name in ("bias_amb", "bias_dis")
+                    f"{name} {_estimate(cell, name)}: {describe(cell, name)}"
+                    if _defined(cell, name)
+                    else f"{name} ({undefined})"
+                    for name in ("bias_amb", "bias_dis")
                 )
                 undetermined = cell.values.get("undetermined")
                 extra = f"; undetermined {undetermined:.3f} of answers" if undetermined else ""
