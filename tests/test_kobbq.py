@@ -17,10 +17,13 @@ import json
 import math
 import random
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import torch
+from eee_rules import schema
 from lm_eval_runner import run_lm_eval, shared_data_dir
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -229,6 +232,30 @@ def test_generation_metrics_are_5_evaluation_per_prompt_then_the_mean(replayed) 
     )
     assert run.metric("kobbq_gen", "n_generations") == GEN_LIMIT
     assert run.metric("kobbq_gen", "acc_amb_age") == pytest.approx(run.metric("kobbq_gen", "acc_amb"), abs=1e-12)
+
+
+def test_every_eval_ever_export_has_the_headlines_and_one_line_per_scored_answer(replayed, tmp_path: Path) -> None:
+    run, rows, _ = replayed
+    command = [str(Path(sys.executable).parent / "lm-eval-stereo"), "export", str(run.output_dir), "--format", "eee"]
+    command += ["--output", str(tmp_path), "--relationship", "third_party", "--model-id", "test-org/replayed"]
+    proc = subprocess.run([*command, "--availability", "open_weights"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    (record_file,) = sorted(tmp_path.rglob("*.json"))
+    record = json.loads(record_file.read_text(encoding="utf-8"))
+    assert list(schema("eval.schema.json").iter_errors(record)) == []
+    results = {result["evaluation_result_id"]: result for result in record["evaluation_results"]}
+    for name in (*SCORES, "accuracy"):
+        details = results[f"kobbq_gen/{name}"]["score_details"]
+        assert details["score"] == run.metric("kobbq_gen", name)
+        assert details["uncertainty"]["confidence_interval"]["lower"] == run.metric("kobbq_gen", f"{name}_ci_low")
+    sidecar = record_file.with_name(f"{record_file.stem}_samples.jsonl")
+    lines = [json.loads(line) for line in sidecar.read_text(encoding="utf-8").splitlines()]
+    assert [e.message for line in lines for e in schema("instance_level_eval.schema.json").iter_errors(line)] == []
+    scored = {f"{r['guid']}/p{r['prompt_id']}": r for r in rows if r["prediction"] in r["choices"]}
+    assert {line["sample_id"] for line in lines} == set(scored)  # out-of-choice answers have no line
+    for line in lines:
+        row = scored[line["sample_id"]]
+        assert line["evaluation"]["score"] == float(row["prediction"] == row["answer"])
 
 
 @pytest.mark.parametrize(
