@@ -17,8 +17,6 @@ import json
 import math
 import random
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -27,6 +25,7 @@ from eee_rules import schema
 from lm_eval_runner import run_lm_eval, shared_data_dir
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from lm_eval_stereo.export.command import main as export
 from lm_eval_stereo.tasks.kobbq.answers import read_answer
 
 KOBBQ = shared_data_dir() / "kobbq"
@@ -236,10 +235,8 @@ def test_generation_metrics_are_5_evaluation_per_prompt_then_the_mean(replayed) 
 
 def test_every_eval_ever_export_has_the_headlines_and_one_line_per_scored_answer(replayed, tmp_path: Path) -> None:
     run, rows, _ = replayed
-    command = [str(Path(sys.executable).parent / "lm-eval-stereo"), "export", str(run.output_dir), "--format", "eee"]
-    command += ["--output", str(tmp_path), "--relationship", "third_party", "--model-id", "test-org/replayed"]
-    proc = subprocess.run([*command, "--availability", "open_weights"], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+    arguments = [str(run.output_dir), "--format", "eee", "--output", str(tmp_path), "--relationship", "third_party"]
+    assert export([*arguments, "--model-id", "test-org/replayed", "--availability", "open_weights"]) == 0
     (record_file,) = sorted(tmp_path.rglob("*.json"))
     record = json.loads(record_file.read_text(encoding="utf-8"))
     assert list(schema("eval.schema.json").iter_errors(record)) == []
