@@ -241,7 +241,7 @@ def test_every_eval_ever_export_has_the_headlines_and_one_line_per_scored_answer
     record = json.loads(record_file.read_text(encoding="utf-8"))
     assert list(schema("eval.schema.json").iter_errors(record)) == []
     results = {result["evaluation_result_id"]: result for result in record["evaluation_results"]}
-    for name in (*SCORES, "accuracy"):
+    for name in (*SCORES, "acc"):
         details = results[f"kobbq_gen/{name}"]["score_details"]
         assert details["score"] == run.metric("kobbq_gen", name)
         assert details["uncertainty"]["confidence_interval"]["lower"] == run.metric("kobbq_gen", f"{name}_ci_low")
