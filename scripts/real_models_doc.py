@@ -333,6 +333,13 @@ def kobbq_findings(report: Report, labels: list[str]) -> list[str]:
             cell = _cell(report, task, label)
             if cell is None:
                 continue
+            if all(math.isnan(cell.values.get(name, math.nan)) for name in ("acc_amb", "acc_dis")):
+                lines.append(
+                    f"- **KoBBQ {how} ({task}), {_name(label)}.** No answer is one of the choices: "
+                    f"{_count(cell.values['out_of_choice'])} of {_count(cell.values['n_generations'])} are "
+                    "out-of-choice, so every accuracy and diff-bias is undefined (0/0) and nothing is read from them."
+                )
+                continue
             accuracy = "; ".join(
                 f"`{name}` {_estimate(cell, name)}, {words[_against_chance(cell, name, 1 / 3)]} the 1/3 of chance"
                 for name in ("acc_amb", "acc_dis")
