@@ -28,6 +28,7 @@ LOGLIKELIHOOD_TASKS: tuple[str, ...] = (
     "gerbbq_mc_dis",
     *(f"s_jsd_{lang}" for lang in ("ar", "de", "en", "fi", "fr", "id", "ko", "th", "vi", "zh")),
     *(f"stereotype_leakage_{lang}" for lang in ("en", "ru", "zh", "hi")),
+    "kobbq",
 )
 
 
