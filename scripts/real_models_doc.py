@@ -322,6 +322,41 @@ def gerbbq_findings(report: Report, labels: list[str], paired: dict) -> list[str
     return lines
 
 
+def kobbq_findings(report: Report, labels: list[str]) -> list[str]:
+    """KoBBQ's accuracies against the 1/3 of chance and its diff-bias scores against 0, from their CIs."""
+    from lm_eval_stereo.report.verdicts import describe
+
+    words = {"above": "above", "below": "below", "consistent": "consistent with"}
+    lines = []
+    for task, how in (("kobbq", "by log-likelihood (ours)"), ("kobbq_gen", "generated (the paper's five prompts)")):
+        for label in labels:
+            cell = _cell(report, task, label)
+            if cell is None:
+                continue
+            if all(math.isnan(cell.values.get(name, math.nan)) for name in ("acc_amb", "acc_dis")):
+                lines.append(
+                    f"- **KoBBQ {how} ({task}), {_name(label)}.** No answer is one of the choices: "
+                    f"{_count(cell.values['out_of_choice'])} of {_count(cell.values['n_generations'])} are "
+                    "out-of-choice, so every accuracy and diff-bias is undefined (0/0) and nothing is read from them."
+                )
+                continue
+            accuracy = "; ".join(
+                f"`{name}` {_estimate(cell, name)}, {words[_against_chance(cell, name, 1 / 3)]} the 1/3 of chance"
+                for name in ("acc_amb", "acc_dis")
+            )
+            bias = "; ".join(
+                f"`{name}` {_estimate(cell, name)}: {describe(cell, name)}" for name in ("bias_amb", "bias_dis")
+            )
+            line = f"- **KoBBQ {how} ({task}), {_name(label)}.** Accuracy {accuracy}. Diff-bias {bias}."
+            if cell.values.get("out_of_choice"):
+                line += (
+                    f" {_count(cell.values['out_of_choice'])} of {_count(cell.values['n_generations'])} answers are "
+                    "none of the choices (out-of-choice) and left out of every score."
+                )
+            lines.append(line)
+    return lines
+
+
 def s_jsd_findings(report: Report, labels: list[str]) -> list[str]:
     tasks = [task for task in report.tasks if re.fullmatch(r"s_jsd_[a-z]+", task)]
     rows = []
@@ -481,6 +516,7 @@ def findings(report: Report, paired_file: Path) -> list[str]:
         *stereoset_findings(report, labels, paired),
         *gest_findings(report, labels, paired),
         *gerbbq_findings(report, labels, paired),
+        *kobbq_findings(report, labels),
         *s_jsd_findings(report, labels),
         *mbbq_findings(report, labels),
         *count_findings(report, labels),

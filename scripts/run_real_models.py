@@ -30,6 +30,7 @@ LOGLIKELIHOOD_TASKS: tuple[str, ...] = (
     *(f"stereotype_leakage_{lang}" for lang in ("en", "ru", "zh", "hi")),
     *(f"mbbq_{lang}" for lang in ("en", "es", "nl", "tr")),
     *(f"mbbq_control_{lang}" for lang in ("en", "es", "nl", "tr")),
+    "kobbq",
 )
 
 

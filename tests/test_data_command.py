@@ -29,7 +29,7 @@ MBBQ_TABLES = "mbbq/answer_detection.py"
 NOT_IN_MIRROR = {VARIANTS, MBBQ_TABLES}
 #: every benchmark but multilingual StereoSet, whose mirror copies (JSON lines) are converted from the pickles in
 #: about 7 s: one test converts two of them
-NOT_STEREOSET = "gest,german_gender_bias,s_jsd,stereotype_leakage"
+NOT_STEREOSET = "gest,german_gender_bias,s_jsd,stereotype_leakage,kobbq"
 ALL_FILES = [(source, path) for source in registry.SOURCES.values() for path in source.files]
 
 
@@ -86,6 +86,7 @@ def test_benchmarks_read_these_sources():
         "s_jsd": {"s_jsd-multilingual", "crows-pairs"},
         "stereotype_leakage": {"stereotype-leakage"},
         "mbbq": {"mbbq"},
+        "kobbq": {"kobbq"},
     }
 
 
@@ -105,7 +106,7 @@ def test_list_gives_every_file_with_its_pin_size_licence_and_cache_state(cache: 
         target.write_bytes(content or (shared_data_dir() / "gest" / path).read_bytes())
     assert main(["data", "list", "--json"]) == 0
     records = {(r["source"], r["path"]): r for r in json.loads(capsys.readouterr().out)}
-    assert len(records) == len(ALL_FILES) == 171
+    assert len(records) == len(ALL_FILES) == 174
     assert records["gest", "data/gender_variants.csv"] == {
         "source": "gest",
         "repository": "kinit-sk/gest",
@@ -244,13 +245,16 @@ def test_mirror_from_the_cache_is_the_shared_mirror(downloaded: Path, tmp_path: 
         "s_jsd-multilingual: CC BY-SA 4.0",
         "crows-pairs: CC BY-SA 4.0",
         "stereotype-leakage: MIT",
+        "kobbq: MIT",
         f"{len(written)} files ({size / 1e6:.1f} MB) in {out_dir}; on the offline machines: "
         f"export LM_EVAL_STEREO_DATA_DIR={out_dir.resolve()}",
     ]
     on_disk = {str(f.relative_to(out_dir)) for f in out_dir.rglob("*") if f.is_file()}
     assert on_disk == written
     assert all((out_dir / name).read_bytes() == (shared_data_dir() / name).read_bytes() for name in written)
-    assert main(["data", "verify", str(out_dir), "--benchmarks", "german_gender_bias,s_jsd,stereotype_leakage"]) == 0
+    assert (
+        main(["data", "verify", str(out_dir), "--benchmarks", "german_gender_bias,s_jsd,stereotype_leakage,kobbq"]) == 0
+    )
     assert capsys.readouterr() == (f"{out_dir}: {len(written) - 46} files match their pins\n", "")
 
 
@@ -325,7 +329,7 @@ BAD_INPUT = {
     "unknown-benchmark": (
         ["data", "fetch", "--benchmarks", "gest,crows"],
         "lm-eval-stereo data fetch: error: argument --benchmarks: unknown benchmark(s) crows; choose from "
-        "stereoset_multi, gest, german_gender_bias, s_jsd, stereotype_leakage",
+        "stereoset_multi, gest, german_gender_bias, s_jsd, stereotype_leakage, mbbq, kobbq",
     ),
     "empty-benchmarks": (["data", "list", "--benchmarks", ","], "argument --benchmarks: expected benchmark names"),
     "mirror-without-dir": (["data", "mirror"], "lm-eval-stereo data mirror: error: the following arguments are"),

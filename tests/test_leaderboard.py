@@ -27,10 +27,12 @@ def test_both_groups_and_every_member_resolve_in_lm_evals_index() -> None:
 
 def test_scoring_and_generative_members_are_apart_and_unpinned_or_masked_tasks_are_out() -> None:
     scoring, chat = set(_group("stereo_leaderboard")["task"]), set(_group("stereo_leaderboard_chat")["task"])
-    assert scoring == {"stereoset_multi", "gest", "gerbbq_mc", "s_jsd", "stereotype_leakage", "mbbq", "mbbq_control"}
+    assert scoring == {
+        "stereoset_multi", "gest", "gerbbq_mc", "s_jsd", "stereotype_leakage", "mbbq", "mbbq_control", "kobbq",
+    }  # fmt: skip
     assert chat == {
         "gerbbq", "sexist_statements_de", "stereo_persona_de", "neutral_persona_de", "gest_mt", "stereotype_leakage_gen",
-        "mbbq_gen", "mbbq_gen_control",
+        "mbbq_gen", "mbbq_gen_control", "kobbq_gen",
     }  # fmt: skip
     assert not scoring & chat
     assert not any("mlm" in name or name == "gest_pairs" or name.endswith("_once") for name in scoring | chat)

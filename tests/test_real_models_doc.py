@@ -69,6 +69,17 @@ def test_gerbbq_ambiguous_accuracy_with_its_undetermined_answers(page):
     assert "0.211 over determinate answers" in page  # the report's summary beside the headline
 
 
+def test_kobbq_accuracies_against_chance_and_diff_bias_against_zero_from_the_cis(page):
+    line = _bullet(page, "- **KoBBQ by log-likelihood (ours) (kobbq), SmolLM2-135M-Instruct.**")
+    assert "`acc_amb` 0.184 [0.134, 0.231], below the 1/3 of chance" in line
+    assert "`acc_dis` 0.428 [0.367, 0.489], above the 1/3 of chance" in line
+    assert "`bias_amb` -0.024 [-0.137, 0.089]: no detectable bias with n = 500" in line
+    # SmolLM2 repeats the Korean context instead of answering: nothing is read from undefined scores
+    line = _bullet(page, "- **KoBBQ generated (the paper's five prompts) (kobbq_gen), SmolLM2-135M-Instruct.**")
+    assert "120 of 120 are out-of-choice, so every accuracy and diff-bias is undefined (0/0)" in line
+    assert "chance" not in line
+
+
 def test_s_jsd_reads_the_unscored_share(page):
     line = _bullet(page, "- **S_JSD: which shared tokens are scored.**")
     assert "the share left out, not the number scored" in line
@@ -82,7 +93,7 @@ def test_s_jsd_reads_the_unscored_share(page):
 def test_no_path_outside_the_repository(page):
     assert ".cache" not in page and not re.search(r"(^|[\s(`=])/(work|home|tmp|root|Users)/", page, re.M)
     files = re.findall(r"docs/real_models/results/\S+?\.json", page)
-    assert len(set(files)) == 53
+    assert len(set(files)) == 55
     assert all((REPO / path).is_file() for path in files)
     assert "| smollm2 | gerbbq_amb | 0.4.13 | hf dtype=float32,pretrained=smollm2 |" in page
     assert "`lm-eval-stereo real-model NAME DIR`" in page

@@ -3,7 +3,7 @@ added: each folder's ``__init__.py`` declares its :class:`~lm_eval_stereo.core.r
 package registers them (lm_eval imports it before any plugin task class, see :mod:`lm_eval_stereo.core.registry`)."""
 
 from lm_eval_stereo.core.registry import register
-from lm_eval_stereo.tasks import german_gender_bias, gest, mbbq, s_jsd, stereoset_multi, stereotype_leakage
+from lm_eval_stereo.tasks import german_gender_bias, gest, kobbq, mbbq, s_jsd, stereoset_multi, stereotype_leakage
 
 BENCHMARKS = (
     stereoset_multi.BENCHMARK,
@@ -12,5 +12,6 @@ BENCHMARKS = (
     s_jsd.BENCHMARK,
     stereotype_leakage.BENCHMARK,
     mbbq.BENCHMARK,
+    kobbq.BENCHMARK,
 )
 register(*BENCHMARKS)
