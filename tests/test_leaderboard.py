@@ -21,13 +21,13 @@ def test_both_groups_and_every_member_resolve_in_lm_evals_index() -> None:
         group = _group(name)
         assert group["group"] == name and name in index
         assert [member for member in group["task"] if member not in index] == []
-        assert group["metadata"]["version"] == 1.0
+        assert group["metadata"]["version"] == {"stereo_leaderboard": 1.1, "stereo_leaderboard_chat": 1.0}[name]
         assert "aggregate_metric_list" not in group  # different constructs: no average
 
 
 def test_scoring_and_generative_members_are_apart_and_unpinned_or_masked_tasks_are_out() -> None:
     scoring, chat = set(_group("stereo_leaderboard")["task"]), set(_group("stereo_leaderboard_chat")["task"])
-    assert scoring == {"stereoset_multi", "gest", "gerbbq_mc", "s_jsd", "stereotype_leakage"}
+    assert scoring == {"stereoset_multi", "gest", "gerbbq_mc", "s_jsd", "stereotype_leakage", "eurogest"}
     assert chat == {
         "gerbbq", "sexist_statements_de", "stereo_persona_de", "neutral_persona_de", "gest_mt", "stereotype_leakage_gen"
     }  # fmt: skip

@@ -192,6 +192,18 @@ def load_rows(code: str) -> list[dict[str, Any]]:
     return rows
 
 
+def interleaved(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` taken in turn from each stereotype (1, 2, ..., 16, 1, 2, ...; GEST id order within one), so that the
+    first n documents, which ``--limit n`` takes, hold the stereotypes alike: the metrics need 10 sentences of every
+    stereotype. The metrics do not depend on the order."""
+    by_stereotype: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_stereotype.setdefault(row["stereotype"], []).append(row)
+    queues = [by_stereotype[s] for s in sorted(by_stereotype)]
+    depth = max(map(len, queues), default=0)
+    return [queue[i] for i in range(depth) for queue in queues if i < len(queue)]
+
+
 def statistics() -> dict[str, tuple[int, int]]:
     """The paper's statistics file: language name -> (gender-neutral, gendered) sentences."""
     path = sources.fetch(EUROGEST.name, STATISTICS)

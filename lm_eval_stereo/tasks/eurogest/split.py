@@ -43,8 +43,9 @@ def first_scored(start: int, length: int) -> int:
 
 @dataclass(frozen=True)
 class Request:
-    """One version's lm_eval request and what it scores: ``scored`` tokens; ``kept``: lm_eval's encoding of the
-    request scores exactly the reference's tokens."""
+    """One version's lm_eval request: ``scored``, the number of tokens lm_eval scores (the divisor of the mean);
+    ``kept``: they are exactly the reference's tokens (where not, e.g. a first differing token that starts inside a
+    character, lm_eval also scores the tokens back to the character's start, which both versions share)."""
 
     context: str
     continuation: str
@@ -79,8 +80,7 @@ def request(tokenizer: Any, text: str, start: int, add_special_tokens: bool = Fa
     cut = offsets[k][0]
     context, continuation = text[:cut], text[cut:]
     head, tail = _lm_eval_split(tokenizer, context, continuation, add_special_tokens)
-    kept = head == ids[:k] and tail == ids[k:]
-    return Request(context, continuation, len(ids) - k, kept)
+    return Request(context, continuation, len(tail), head == ids[:k] and tail == ids[k:])
 
 
 def requests(

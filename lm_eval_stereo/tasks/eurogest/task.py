@@ -19,7 +19,7 @@ from lm_eval_stereo.core.metrics import MetricSet
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer, tokenizer_name
 from lm_eval_stereo.core.summary import SummaryTask
 from lm_eval_stereo.core.values import flag
-from lm_eval_stereo.tasks.eurogest.data import language_name, load_rows
+from lm_eval_stereo.tasks.eurogest.data import interleaved, language_name, load_rows
 from lm_eval_stereo.tasks.eurogest.metrics import masculine_ratio, metric_set
 from lm_eval_stereo.tasks.eurogest.options import OPTIONS
 from lm_eval_stereo.tasks.eurogest.split import Request, requests
@@ -35,7 +35,7 @@ def custom_dataset(language: str, **metadata: Any) -> dict[str, datasets.Dataset
             "eurogest finds the first differing token with the evaluated model's tokenizer, but no tokenizer= or "
             "pretrained= model argument was given: pass one in --model_args"
         )
-    return {"test": datasets.Dataset.from_list(load_rows(language))}
+    return {"test": datasets.Dataset.from_list(interleaved(load_rows(language)))}
 
 
 class EuroGestTask(SummaryTask):
