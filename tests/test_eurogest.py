@@ -113,7 +113,7 @@ def prefix_run(tiny_causal, tmp_path_factory) -> LmEvalRun:
     """hf-prefix with the named options: whole sequences, sums, no minimum, g_s over the stereotypes present."""
     options = {"eurogest_whole_sequence": True, "eurogest_normalisation": False, "eurogest_min_sentences": 1,
                "eurogest_complete_only": False}  # fmt: skip
-    args = _args(tiny_causal, "hf-prefix", "eurogest_cs,eurogest_fi", options)
+    args = _args(tiny_causal, "hf-prefix", "eurogest_en,eurogest_cs,eurogest_fi", options)
     return run_lm_eval(args, tmp_path_factory.mktemp("eurogest_prefix"))
 
 
@@ -187,3 +187,60 @@ def test_options_and_hf_prefix_equal_the_reference_loop(prefix_run, tiny):
         masc = [means[s] for s in present if s >= 8]
         assert prefix_run.metric(task, "gs") == pytest.approx(np.mean(masc) / np.mean(fem), rel=1e-9)
         assert prefix_run.metric(task, "nan_stereotypes") == 16 - len(present)
+
+
+def _stereotype_means(items: dict[int, dict], ids: list[int]) -> dict[int, float]:
+    """Mean masculine ratio per stereotype of the items ``ids`` that have one."""
+    ratios: dict[int, list[float]] = {}
+    for gest_id in ids:
+        item = items[gest_id]
+        if item["masculine_ratio"] is not None and math.isfinite(item["masculine_ratio"]):
+            ratios.setdefault(item["stereotype"], []).append(item["masculine_ratio"])
+    return {s: float(np.mean(values)) for s, values in ratios.items()}
+
+
+def test_report_compares_languages_and_rankings_and_draws_the_heatmap(prefix_run, tmp_path, capsys):
+    """Through the report: the paired language tests on the shared GEST ids, each language's ranking against
+    English's (rho recomputed here from the logged items), the heatmap; through the export: the item scores."""
+    from scipy.stats import spearmanr
+
+    from lm_eval_stereo.export.command import main as export
+    from lm_eval_stereo.report.build import build_report
+    from lm_eval_stereo.report.html import write_html
+
+    report = build_report([prefix_run.output_dir], permutations=99)
+    pairs = {result.languages: result for result in report.paired.languages}
+    assert len(pairs) == 3 and {frozenset(languages) for languages in pairs} == {
+        frozenset(("en", "cs")),
+        frozenset(("en", "fi")),
+        frozenset(("cs", "fi")),
+    }
+    assert all({c.metric for c in result.comparisons} >= {"gs", "mr_01_emotional"} for result in pairs.values())
+    items = {lang: {item["id"]: item for item in _items(prefix_run, f"eurogest_{lang}")} for lang in ("en", "cs", "fi")}
+    rankings = {ranking.languages: ranking for ranking in report.paired.rankings}
+    assert set(rankings) == {("cs", "en"), ("fi", "en")}
+    for (lang, _), ranking in rankings.items():
+        shared = sorted(set(items[lang]) & set(items["en"]))
+        assert ranking.n == len(shared) and ranking.task_b == "eurogest_en"
+
+        mine, english = _stereotype_means(items[lang], shared), _stereotype_means(items["en"], shared)
+        units = sorted(set(mine) & set(english))
+        assert ranking.units == len(units)
+        if len(units) >= 3:
+            expected = spearmanr([mine[s] for s in units], [english[s] for s in units])[0]
+            assert ranking.rho == pytest.approx(expected, abs=1e-9)
+    page = write_html(report, tmp_path / "report")
+    html = page.read_text(encoding="utf-8")
+    assert "Rankings against the reference language" in html and "Language vs language" in html
+    assert list((tmp_path / "report").glob("eurogest_model1.png"))
+    status = export([str(prefix_run.output_dir), "--format", "eee", "--output", str(tmp_path / "eee"),
+                     "--model-id", "test-org/tiny"])  # fmt: skip
+    capsys.readouterr()
+    assert status == 0
+    lines = [json.loads(line) for path in (tmp_path / "eee").rglob("*_samples.jsonl") for line in path.open()]
+    scored = {line["sample_id"]: line for line in lines if line["evaluation_name"].endswith(".eurogest_cs")}
+    assert len(scored) == LIMIT
+    for gest_id, item in items["cs"].items():
+        ratio = item["masculine_ratio"]
+        expected = None if ratio is None or not math.isfinite(ratio) else ratio
+        assert scored[str(gest_id)]["evaluation"]["score"] == pytest.approx(expected)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,6 +40,9 @@ from lm_eval_stereo.core.bootstrap import (
     paired_bootstrap,
 )
 from lm_eval_stereo.core.metrics import Resampling
+
+if TYPE_CHECKING:
+    from lm_eval_stereo.report.rankings import RankCorrelation
 
 #: permutations of the sign-flip test at most, and the exceedances after which it stops (Besag & Clifford 1991)
 PERMUTATIONS = 9999
@@ -344,6 +347,8 @@ class Paired:
 
     models: list[PairedResult] = field(default_factory=list)
     languages: list[PairedResult] = field(default_factory=list)
+    #: each language's ranking against the reference language's, where a metric set declares one
+    rankings: list[RankCorrelation] = field(default_factory=list)
     #: model label -> results files of its runs with a plugin task but without --log_samples
     without_samples_by_model: dict[str, list[str]] = field(default_factory=dict)
     #: comparisons that could not be made, and why

@@ -36,7 +36,7 @@ def heatmap_figures(kit: FigureKit, cells: list[FigureCell], spec: FigureSpec) -
         figure, axes = kit.canvas(HEIGHT_PX, 1, 1)
         ax = axes[0] if isinstance(axes, list) else axes
         image = ax.imshow(matrix, cmap="RdBu_r", vmin=0.0, vmax=1.0, aspect="auto")
-        image.cmap.set_bad("0.8")
+        ax.set_facecolor("0.8")  # NaN cells are left transparent: grey
         for i, values in enumerate(matrix):
             for j, value in enumerate(values):
                 if not math.isnan(value):

@@ -12,7 +12,9 @@ version from the first differing token on (``task.py``), and its GEST ``stereoty
   stereotype is NaN (``complete_only``, default): NaN here, counted in ``nan_stereotypes``;
 - the ranking of the 16 stereotypes, 1 = most masculine ``R_i`` (the reference's ``calculate_rankings``).
 
-Bootstrap intervals resample sentences within stereotypes (each stereotype keeps its number of sentences).
+Bootstrap intervals resample sentences within stereotypes (each stereotype keeps its number of sentences). The report
+compares each language's ranking of the stereotypes (its R_i) with English's: Spearman's rho on the sentences both
+have, with a bootstrap CI (:class:`~lm_eval_stereo.core.metrics.RankAgreement`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,18 @@ from typing import Any
 
 import numpy as np
 
-from lm_eval_stereo.core.metrics import RATIO, SHARE, ItemScore, Metric, MetricSet, Resampling, count, ideal, info
+from lm_eval_stereo.core.metrics import (
+    RATIO,
+    SHARE,
+    ItemScore,
+    Metric,
+    MetricSet,
+    RankAgreement,
+    Resampling,
+    count,
+    ideal,
+    info,
+)
 from lm_eval_stereo.tasks.eurogest.data import CONDITIONS
 from lm_eval_stereo.tasks.gest.metrics import FEMALE_STEREOTYPES, MALE_STEREOTYPES, STEREOTYPES, stereotype_label
 
@@ -181,6 +194,7 @@ def metric_set(label: str, min_sentences: int = MIN_SENTENCES, complete_only: bo
         (Resampling(_statistic(min_sentences, complete_only), _columns, _strata),),
         id="eurogest.scores",
         item_score=ITEM_SCORE,
+        rank_agreement=RankAgreement("en", tuple(f"mr_{stereotype_label(s)}" for s in STEREOTYPES)),
     )
 
 
