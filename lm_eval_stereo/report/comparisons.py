@@ -27,11 +27,12 @@ from lm_eval_stereo.report.paired import (
     NotComparable,
     Paired,
     PairedResult,
+    RankCorrelation,
     align,
     compare,
     with_holm,
 )
-from lm_eval_stereo.report.rankings import RankCorrelation, rank_correlation
+from lm_eval_stereo.report.rankings import rank_correlation
 from lm_eval_stereo.results import samples
 from lm_eval_stereo.results.run import Run
 

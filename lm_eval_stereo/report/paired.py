@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -40,9 +40,6 @@ from lm_eval_stereo.core.bootstrap import (
     paired_bootstrap,
 )
 from lm_eval_stereo.core.metrics import Resampling
-
-if TYPE_CHECKING:
-    from lm_eval_stereo.report.rankings import RankCorrelation
 
 #: permutations of the sign-flip test at most, and the exceedances after which it stops (Besag & Clifford 1991)
 PERMUTATIONS = 9999
@@ -339,6 +336,25 @@ class PairedResult:
     left_out: int = 0
     #: the languages of ``a`` and ``b`` as their tasks recorded them (a language comparison; empty for models)
     languages: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RankCorrelation:
+    """One model's ranking in language ``a`` (task ``task_a``) against the reference language ``b``'s (``task_b``):
+    Spearman's ``rho`` over ``units`` ranked units, its 95% bootstrap interval, the ``n`` matched items it rests on
+    and the resamples where it was undefined."""
+
+    benchmark: str
+    model: str
+    task_a: str
+    task_b: str
+    languages: tuple[str, str]
+    rho: float
+    low: float
+    high: float
+    units: int
+    n: int
+    undefined: int = 0
 
 
 @dataclass

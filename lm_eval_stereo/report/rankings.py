@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -29,25 +28,6 @@ from lm_eval_stereo.report.paired import Aligned
 
 #: fewest units with a value in both languages for a rank correlation
 MIN_UNITS = 3
-
-
-@dataclass(frozen=True)
-class RankCorrelation:
-    """One model's ranking in language ``a`` (task ``task_a``) against the reference language ``b``'s (``task_b``):
-    Spearman's ``rho`` over ``units`` ranked units, its 95% bootstrap interval, the ``n`` matched items it rests on
-    and the resamples where it was undefined."""
-
-    benchmark: str
-    model: str
-    task_a: str
-    task_b: str
-    languages: tuple[str, str]
-    rho: float
-    low: float
-    high: float
-    units: int
-    n: int
-    undefined: int = 0
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> tuple[float, int]:
