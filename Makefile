@@ -29,7 +29,7 @@ TINY_TASKS ?= stereoset_multi,gest,gest_mt,gerbbq,gerbbq_mc,sexist_statements_de
 TINY_LIMIT ?= 10
 # smollm2: the log-likelihood tasks with hf-prefix on DEMO_LIMIT documents each, then the generative ones with the
 # chat template on DEMO_GEN_LIMIT (about 8 minutes on 2 CPU cores, see the README)
-DEMO_TASKS ?= stereoset_multi,gest_en,gerbbq_mc,s_jsd_en,stereotype_leakage_en,mbbq_en,mbbq_control_en,kobbq
+DEMO_TASKS ?= stereoset_multi,gest_en,gerbbq_mc,s_jsd_en,stereotype_leakage_en,mbbq_en,mbbq_control_en,kobbq,eurogest_de
 DEMO_LIMIT ?= 200
 DEMO_GEN_TASKS ?= gerbbq_amb,sexist_statements_de_once,gest_mt_cs,stereotype_leakage_gen_en,kobbq_gen
 DEMO_GEN_LIMIT ?= 8

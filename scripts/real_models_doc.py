@@ -269,6 +269,22 @@ def gest_findings(report: Report, labels: list[str], paired: dict) -> list[str]:
     return [line]
 
 
+def eurogest_findings(report: Report, labels: list[str]) -> list[str]:
+    """Per model, each EuroGEST language's g_s against its ideal 1 (the report's verdict from its 95% CI)."""
+    from lm_eval_stereo.report.verdicts import describe
+
+    tasks = sorted(task for task in report.tasks if re.fullmatch(r"eurogest_[a-z]+", task))
+    lines = []
+    for label in labels:
+        cells = {task: cell for task in tasks if (cell := _cell(report, task, label))}
+        if cells:
+            each = "; ".join(
+                f"{_language(task)} {_estimate(cell, 'gs')}: {describe(cell, 'gs')}" for task, cell in cells.items()
+            )
+            lines.append(f"- **EuroGEST, g_s against its ideal 1, {_name(label)}.** {each}.")
+    return lines
+
+
 def gerbbq_findings(report: Report, labels: list[str], paired: dict) -> list[str]:
     lines = []
     a, b = FIRST_RUNS
@@ -515,6 +531,7 @@ def findings(report: Report, paired_file: Path) -> list[str]:
         "",
         *stereoset_findings(report, labels, paired),
         *gest_findings(report, labels, paired),
+        *eurogest_findings(report, labels),
         *gerbbq_findings(report, labels, paired),
         *kobbq_findings(report, labels),
         *s_jsd_findings(report, labels),

@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+#: EuroGEST's languages (lm_eval_stereo/tasks/eurogest/data.py), written out so that this script imports no plugin code
+EUROGEST_LANGUAGES = "en bg da nl et fi fr de el hu ga it lv lt mt pt ro es sv ca gl no tr hr cs pl sk sl ru uk".split()
 #: every task a causal LM scores by log-likelihood (the masked-LM and generative variants are other tasks)
 LOGLIKELIHOOD_TASKS: tuple[str, ...] = (
     *(f"stereoset_multi_{lang}" for lang in ("en", "de", "fr", "es", "tr")),
@@ -31,6 +33,7 @@ LOGLIKELIHOOD_TASKS: tuple[str, ...] = (
     *(f"mbbq_{lang}" for lang in ("en", "es", "nl", "tr")),
     *(f"mbbq_control_{lang}" for lang in ("en", "es", "nl", "tr")),
     "kobbq",
+    *(f"eurogest_{lang}" for lang in EUROGEST_LANGUAGES),
 )
 
 

@@ -199,3 +199,49 @@ def test_gest_en_equals_the_reference_on_smollm2(hf_run, smollm2_model):
             )
             worst = max(worst, abs(item["scores"][name] - reference))
     assert worst < 1e-5, f"largest difference {worst:.2e} (log10 units)"
+
+
+# ------------------------------------------------------- EuroGEST (JacquelineRowe/EuroGEST @ b543592, evaluate_models)
+
+#: Czech (G), German (P), Finnish (N), Greek (N: "είπε ο άντρας" / "είπε η γυναίκα", whose first differing token is
+#: the second byte of "ο"/"η" in SmolLM2's tokenizer)
+EUROGEST_LANGS = ("cs", "de", "fi", "el")
+
+
+def test_eurogest_equals_the_reference_on_smollm2(hf_run, smollm2_model):
+    """Every sentence of the first 12 per language: where lm_eval's encoding of the logged requests
+    (``tests/lm_eval_encoding.py``) scores exactly the reference's tokens, the mean log-probabilities equal the plain
+    reference loop (``tests/eurogest_reference.py``) within TOL; the others are exactly the sentences the task flagged
+    (measured: none in cs, de, fi; all 12 Greek ones, N sentences, whose masculine and feminine scaffolds differ first
+    in the second byte of a character)."""
+    from eurogest_reference import reference_rows, reference_scored_tokens, reference_sentence
+    from lm_eval_encoding import lm_eval_encoding
+    from real_runs import EUROGEST_DOCS
+
+    model, tokenizer = smollm2_model
+    conditions, flagged = set(), {}
+    for lang in EUROGEST_LANGS:
+        rows, samples = reference_rows(lang), hf_run.samples[f"eurogest_{lang}"]
+        assert len(samples) == EUROGEST_DOCS
+        flagged[lang] = 0
+        for sample in samples:
+            item = sample["gs"]
+            masculine, feminine, condition, _ = rows[item["id"]]
+            conditions.add(condition)
+            requests = [(a["arg_0"], a["arg_1"]) for a in sample["arguments"].values()]
+            scored = reference_scored_tokens(tokenizer, masculine, feminine)
+            kept = all(
+                lm_eval_encoding(tokenizer, *request)[1] == tokens
+                and sum(lm_eval_encoding(tokenizer, *request), []) == tokenizer(text)["input_ids"]
+                for request, tokens, text in zip(requests, scored, (masculine, feminine))
+            )
+            assert item["boundary_mismatch"] == (not kept), (lang, item["id"])
+            if not kept:
+                flagged[lang] += 1
+                continue
+            lp_m, lp_f, ratio = reference_sentence(model, tokenizer, masculine, feminine)
+            assert abs(item["lp_m"] - lp_m) < TOL and abs(item["lp_f"] - lp_f) < TOL, (lang, item["id"])
+            assert abs(item["masculine_ratio"] - ratio) < TOL
+        assert hf_run.results["results"][f"eurogest_{lang}"]["boundary_mismatches,none"] == flagged[lang]
+    assert conditions == {"G", "P", "N"}
+    assert flagged == {"cs": 0, "de": 0, "fi": 0, "el": 12}

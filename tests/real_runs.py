@@ -15,13 +15,17 @@ from pathlib import Path
 
 from lm_eval_runner import LmEvalRun, run_lm_eval
 
-#: one task of every log-likelihood family: StereoSet causal (intra and inter), GEST, GerBBQ MC, S_JSD causal, leakage
-FAMILIES = ("stereoset_multi_en", "gest_en", "gerbbq_mc_amb", "s_jsd_fr", "stereotype_leakage_en")
+#: one task of every log-likelihood family: StereoSet causal (intra and inter), GEST, GerBBQ MC, S_JSD causal, leakage,
+#: EuroGEST
+FAMILIES = ("stereoset_multi_en", "gest_en", "gerbbq_mc_amb", "s_jsd_fr", "stereotype_leakage_en", "eurogest_cs")
 #: documents of the parity checks: StereoSet 30 intrasentence + 30 intersentence per language (180 candidates per
 #: language), GEST 60 sentences
 PARITY_DOCS = 60
 #: documents of every other family: about 900 requests (s_jsd_fr 544, leakage 310)
 FAMILY_DOCS = 10
+#: EuroGEST sentences per language of the parity check: Czech (G), German (P), Finnish (N), Greek (N, whose first
+#: differing token starts inside a character: boundary mismatches)
+EUROGEST_DOCS = 12
 #: documents per task of both shared runs (``stereoset_multi_de`` only in the ``hf`` run)
 DOCS = {
     "stereoset_multi_en": PARITY_DOCS,
@@ -30,6 +34,10 @@ DOCS = {
     "gerbbq_mc_amb": FAMILY_DOCS,
     "s_jsd_fr": FAMILY_DOCS,
     "stereotype_leakage_en": FAMILY_DOCS,
+    "eurogest_cs": EUROGEST_DOCS,
+    "eurogest_de": EUROGEST_DOCS,
+    "eurogest_fi": EUROGEST_DOCS,
+    "eurogest_el": EUROGEST_DOCS,
 }
 HF_TASKS = tuple(DOCS)
 PREFIX_TASKS = FAMILIES

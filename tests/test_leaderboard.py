@@ -29,6 +29,7 @@ def test_scoring_and_generative_members_are_apart_and_unpinned_or_masked_tasks_a
     scoring, chat = set(_group("stereo_leaderboard")["task"]), set(_group("stereo_leaderboard_chat")["task"])
     assert scoring == {
         "stereoset_multi", "gest", "gerbbq_mc", "s_jsd", "stereotype_leakage", "mbbq", "mbbq_control", "kobbq",
+        "eurogest",
     }  # fmt: skip
     assert chat == {
         "gerbbq", "sexist_statements_de", "stereo_persona_de", "neutral_persona_de", "gest_mt", "stereotype_leakage_gen",

@@ -47,9 +47,11 @@ def test_generated_configs_are_current(generator: Path) -> None:
 
 def test_every_benchmark_has_a_generator_and_its_own_folder() -> None:
     assert {p.parent.name for p in GENERATORS} == {
-        "stereoset_multi", "gest", "s_jsd", "stereotype_leakage", "mbbq", "kobbq",
+        "stereoset_multi", "gest", "s_jsd", "stereotype_leakage", "mbbq", "kobbq", "eurogest",
     }  # fmt: skip
-    for folder in ("stereoset_multi", "gest", "german_gender_bias", "s_jsd", "stereotype_leakage", "mbbq", "kobbq"):
+    for folder in (
+        "stereoset_multi", "gest", "german_gender_bias", "s_jsd", "stereotype_leakage", "mbbq", "kobbq", "eurogest",
+    ):  # fmt: skip
         names = {p.name for p in (tasks_path() / folder).iterdir()}
         assert {"README.md", "__init__.py"} <= names
         # the German suite has one subfolder per sub-benchmark, each with its own metrics.py

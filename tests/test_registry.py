@@ -16,7 +16,9 @@ from lm_eval_stereo import tasks_path
 from lm_eval_stereo.core import registry
 from lm_eval_stereo.tasks import BENCHMARKS
 
-FOLDERS = ("stereoset_multi", "gest", "german_gender_bias", "s_jsd", "stereotype_leakage", "mbbq", "kobbq")
+FOLDERS = (
+    "stereoset_multi", "gest", "german_gender_bias", "s_jsd", "stereotype_leakage", "mbbq", "kobbq", "eurogest",
+)  # fmt: skip
 
 
 def test_the_five_benchmarks_are_declared_once_and_registered():

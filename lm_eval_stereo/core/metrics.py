@@ -264,12 +264,25 @@ class PairingUnit:
 
 
 @dataclass(frozen=True)
+class RankAgreement:
+    """Metrics that rank units (e.g. stereotypes by their mean score) in each language: the report compares every
+    language's ranking with the ``reference`` language's by Spearman's rank correlation of ``metrics`` on the items
+    both share, with a bootstrap interval (:mod:`lm_eval_stereo.report.rankings`). The metrics must be computed by one
+    of the metric set's resampling statistics."""
+
+    reference: str
+    metrics: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class MetricSet:
     """All metrics of a task and the functions that compute them (see the module docstring). ``id`` names the kind
     of metric set in the benchmark registry, ``<benchmark>.<kind>`` (:mod:`lm_eval_stereo.core.registry`); tasks
     write it into their results so that the report finds this declaration whatever the task is called.
     ``item_score`` says what one item scores (:class:`ItemScore`), where the benchmark declares it; ``pairing``
-    what paired comparisons compare where it is not the items (:class:`PairingUnit`; None: the items)."""
+    what paired comparisons compare where it is not the items (:class:`PairingUnit`; None: the items);
+    ``rank_agreement`` the ranking the report compares language against a reference language (:class:`RankAgreement`;
+    None: none)."""
 
     label: str
     metrics: tuple[Metric, ...]
@@ -278,6 +291,7 @@ class MetricSet:
     id: str = ""
     item_score: ItemScore | None = None
     pairing: PairingUnit | None = None
+    rank_agreement: RankAgreement | None = None
 
     def __post_init__(self) -> None:
         names = [m.name for m in self.metrics]

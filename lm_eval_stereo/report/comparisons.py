@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from itertools import combinations
+from math import nan
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +27,12 @@ from lm_eval_stereo.report.paired import (
     NotComparable,
     Paired,
     PairedResult,
+    RankCorrelation,
     align,
     compare,
     with_holm,
 )
+from lm_eval_stereo.report.rankings import rank_correlation
 from lm_eval_stereo.results import samples
 from lm_eval_stereo.results.run import Run
 
@@ -149,6 +152,7 @@ def paired_comparisons(
                     unparallel.append(f"{lang_a}-{lang_b}")
                     continue
                 found, left_out = _compare(metric_set, names, items_a, items_b, what, paired)
+                _rank_agreement(metric_set, (lang_a, cell_a), (lang_b, cell_b), items_a, items_b, family, paired)
                 if found:
                     paired.languages.append(
                         PairedResult(
@@ -163,6 +167,50 @@ def paired_comparisons(
     paired.models = _holm(paired.models)
     paired.languages = _holm(paired.languages)
     return paired
+
+
+def _rank_agreement(
+    metric_set: MetricSet,
+    first: tuple[str, Cell],
+    second: tuple[str, Cell],
+    items_a: Items,
+    items_b: Items,
+    family: str,
+    paired: Paired,
+) -> None:
+    """The ranking of the language that is not the declared reference against the reference's, when one of the two
+    is (:mod:`lm_eval_stereo.report.rankings`)."""
+    agreement = metric_set.rank_agreement
+    if agreement is None or agreement.reference not in (first[0], second[0]) or first[0] == second[0]:
+        return
+    if first[0] == agreement.reference:
+        first, second, items_a, items_b = second, first, items_b, items_a
+    for resampling in metric_set.resampling:
+        try:
+            aligned = align(items_a, items_b, resampling)
+        except NotComparable:
+            continue
+        if not set(agreement.metrics) <= set(resampling.statistic(aligned.data_a)):
+            continue
+        rho, units, interval = rank_correlation(aligned, resampling, agreement.metrics, iters=paired.iters,
+                                                seed=paired.seed)  # fmt: skip
+        low, high, undefined = (interval.low, interval.high, interval.undefined) if interval else (nan, nan, 0)
+        paired.rankings.append(
+            RankCorrelation(
+                family,
+                first[1].row.label,
+                first[1].task,
+                second[1].task,
+                (first[0], second[0]),
+                rho,
+                low,
+                high,
+                units,
+                len(aligned.keys),
+                undefined,
+            )  # fmt: skip
+        )
+        return
 
 
 def _family_name(members: list[tuple[str, Cell]]) -> str:

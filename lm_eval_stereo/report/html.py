@@ -23,11 +23,13 @@ from lm_eval_stereo.report.reading import reading_lines
 from lm_eval_stereo.report.tables import (
     LANGUAGE_LEGEND,
     PAIRED_LEGEND,
+    RANK_LEGEND,
     Table,
     footnotes,
     language_comparison_tables,
     model_comparison_tables,
     provenance_tables,
+    rank_agreement_tables,
     split,
     summary_tables,
     task_note,
@@ -157,6 +159,9 @@ def render_html(report: Report, figures: list[Figure]) -> str:
         language_comparison_tables(report),
         paired.languages if paired else [],
     )
+    if rankings := rank_agreement_tables(report):
+        parts += ["<h2>Rankings against the reference language</h2>", f"<p>{escape(RANK_LEGEND)}</p>"]
+        parts += map(_table, rankings)
     if figures:
         parts += ["<h2>Figures</h2>", *map(_figure, figures)]
     parts += ["<h2>Details</h2>", f"<p>{escape(LEGEND)}</p>"]

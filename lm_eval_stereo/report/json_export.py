@@ -66,6 +66,7 @@ def _paired(report: Report) -> dict[str, Any] | None:
         },
         "models": [_paired_result(result, languages=False) for result in paired.models],
         "languages": [_paired_result(result, languages=True) for result in paired.languages],
+        "rankings": [{key: _finite(value) for key, value in asdict(ranking).items()} for ranking in paired.rankings],
         "without_samples": paired.without_samples,
         "not_compared": paired.notes,
     }

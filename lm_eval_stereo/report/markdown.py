@@ -11,12 +11,14 @@ from lm_eval_stereo.report.reading import reading_lines
 from lm_eval_stereo.report.tables import (
     LANGUAGE_LEGEND,
     PAIRED_LEGEND,
+    RANK_LEGEND,
     Table,
     footnotes,
     language_comparison_tables,
     model_comparison_tables,
     model_letters,
     provenance_tables,
+    rank_agreement_tables,
     split,
     summary_tables,
     task_note,
@@ -126,6 +128,7 @@ def render_markdown(report: Report) -> str:
     for title, legend, tables in (
         ("Model vs model (paired)", PAIRED_LEGEND, model_comparison_tables(report)),
         ("Language vs language (paired)", LANGUAGE_LEGEND, language_comparison_tables(report)),
+        ("Rankings against the reference language", RANK_LEGEND, rank_agreement_tables(report)),
     ):
         if tables:
             lines += ["", f"## {title}", "", legend, "", *_tables(tables)]

@@ -338,12 +338,33 @@ class PairedResult:
     languages: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class RankCorrelation:
+    """One model's ranking in language ``a`` (task ``task_a``) against the reference language ``b``'s (``task_b``):
+    Spearman's ``rho`` over ``units`` ranked units, its 95% bootstrap interval, the ``n`` matched items it rests on
+    and the resamples where it was undefined."""
+
+    benchmark: str
+    model: str
+    task_a: str
+    task_b: str
+    languages: tuple[str, str]
+    rho: float
+    low: float
+    high: float
+    units: int
+    n: int
+    undefined: int = 0
+
+
 @dataclass
 class Paired:
     """Every paired comparison of a report, the runs without per-item samples and the comparisons not made."""
 
     models: list[PairedResult] = field(default_factory=list)
     languages: list[PairedResult] = field(default_factory=list)
+    #: each language's ranking against the reference language's, where a metric set declares one
+    rankings: list[RankCorrelation] = field(default_factory=list)
     #: model label -> results files of its runs with a plugin task but without --log_samples
     without_samples_by_model: dict[str, list[str]] = field(default_factory=dict)
     #: comparisons that could not be made, and why

@@ -288,6 +288,35 @@ def language_comparison_tables(report: Report) -> list[Table]:
     )
 
 
+RANK_LEGEND = (
+    "Where a benchmark ranks units in every language (e.g. stereotypes by their mean score), each language's ranking "
+    "against the reference language's on the items both scored: Spearman's rank correlation rho (1: the same order) "
+    "with its 95% bootstrap CI (the matched items resampled, the same for both languages, seeded, within the "
+    "statistic's strata; resamples where rho is undefined are counted and left out)."
+)
+
+
+def rank_agreement_tables(report: Report) -> list[Table]:
+    """One row per model, benchmark and language: rho against the reference language with its CI."""
+    letters = model_letters(report)
+    rows = []
+    for r in report.paired.rankings if report.paired else []:
+        bounds = f"[{format_value(r.low)}, {format_value(r.high)}]"
+        notes = f" ({r.undefined} undefined resamples left out)" if r.undefined else ""
+        rows.append(
+            [
+                letters[r.model],
+                r.benchmark,
+                " vs ".join(r.languages),
+                f"{format_value(r.rho)} {bounds}",
+                f"{r.units}",
+                f"{r.n}{notes}",
+            ]  # fmt: skip
+        )
+    headers = ["model", "benchmark", "language vs reference", "rho [95% CI]", "units ranked", "items"]
+    return [Table("rank agreement", headers, rows, numeric=False)] if rows else []
+
+
 PROVENANCE_HEADERS = [
     "model",
     "task",

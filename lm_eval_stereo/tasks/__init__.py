@@ -3,7 +3,16 @@ added: each folder's ``__init__.py`` declares its :class:`~lm_eval_stereo.core.r
 package registers them (lm_eval imports it before any plugin task class, see :mod:`lm_eval_stereo.core.registry`)."""
 
 from lm_eval_stereo.core.registry import register
-from lm_eval_stereo.tasks import german_gender_bias, gest, kobbq, mbbq, s_jsd, stereoset_multi, stereotype_leakage
+from lm_eval_stereo.tasks import (
+    eurogest,
+    german_gender_bias,
+    gest,
+    kobbq,
+    mbbq,
+    s_jsd,
+    stereoset_multi,
+    stereotype_leakage,
+)
 
 BENCHMARKS = (
     stereoset_multi.BENCHMARK,
@@ -13,5 +22,6 @@ BENCHMARKS = (
     stereotype_leakage.BENCHMARK,
     mbbq.BENCHMARK,
     kobbq.BENCHMARK,
+    eurogest.BENCHMARK,
 )
 register(*BENCHMARKS)

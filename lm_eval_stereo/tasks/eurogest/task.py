@@ -1,0 +1,89 @@
+"""Harness glue of ``eurogest_<lang>`` (causal LMs): two ``loglikelihood`` requests per sentence, one per version.
+
+Each version is scored from the reference's start (``split.py``): the request's context is the text before the first
+scored token and its continuation the rest, so lm_eval's log-likelihood is the sum of the reference's scored token
+log-probabilities; normalised (the default) it is divided by their number. The two versions share their context up to
+the first differing token, which ``hf-prefix`` forwards once. The split is made per document with the evaluated
+model's tokenizer (``tokenizer=`` or ``pretrained=`` model argument); a sentence whose request lm_eval
+would encode with another split is scored as lm_eval scores it and flagged (``boundary_mismatch``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import datasets
+from lm_eval.api.instance import Instance
+
+from lm_eval_stereo.core.metrics import MetricSet
+from lm_eval_stereo.core.model_tokenizer import load_tokenizer, tokenizer_name
+from lm_eval_stereo.core.summary import SummaryTask
+from lm_eval_stereo.core.values import flag
+from lm_eval_stereo.tasks.eurogest.data import interleaved, language_name, load_rows
+from lm_eval_stereo.tasks.eurogest.metrics import masculine_ratio, metric_set
+from lm_eval_stereo.tasks.eurogest.options import OPTIONS
+from lm_eval_stereo.tasks.eurogest.split import Request, requests
+
+SIDES = ("m", "f")
+
+
+def custom_dataset(language: str, **metadata: Any) -> dict[str, datasets.Dataset]:
+    """The sentences of ``language`` (each version's request is made per document, :meth:`EuroGestTask.requests`)."""
+    language_name(language)
+    if tokenizer_name(metadata) is None:
+        raise ValueError(
+            "eurogest finds the first differing token with the evaluated model's tokenizer, but no tokenizer= or "
+            "pretrained= model argument was given: pass one in --model_args"
+        )
+    return {"test": datasets.Dataset.from_list(interleaved(load_rows(language)))}
+
+
+class EuroGestTask(SummaryTask):
+    """``eurogest_<lang>``: items keyed by the GEST id (shared by every language: the report pairs languages on it)."""
+
+    KEY_FIELD = "id"
+    OPTIONS = OPTIONS
+
+    def metric_set(self) -> MetricSet:
+        return metric_set(
+            str(self.config.task), self.options["eurogest_min_sentences"], self.options["eurogest_complete_only"]
+        )
+
+    def facts(self) -> dict[str, Any]:
+        return {
+            "min_sentences": self.options["eurogest_min_sentences"],
+            "complete_only": self.options["eurogest_complete_only"],
+        }
+
+    def requests(self, doc: dict[str, Any]) -> tuple[Request, Request]:
+        """The masculine and the feminine version's request, split with the evaluated model's tokenizer."""
+        metadata = self.config.metadata or {}
+        add_bos = flag(metadata.get("add_bos_token") or False, "add_bos_token")
+        whole = self.options["eurogest_whole_sequence"]
+        return requests(load_tokenizer(metadata), doc["masculine"], doc["feminine"], whole, add_bos)
+
+    def construct_requests(self, doc: dict[str, Any], ctx: str, **kwargs: Any) -> list[Instance]:
+        kwargs.pop("apply_chat_template", None)
+        kwargs.pop("chat_template", None)
+        return [
+            Instance(request_type="loglikelihood", doc=doc, arguments=(r.context, r.continuation), idx=i, **kwargs)
+            for i, r in enumerate(self.requests(doc))
+        ]
+
+    def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+        pair = self.requests(doc)
+        scored = all(request.scored for request in pair)
+        lps = {}
+        for side, request, result in zip(SIDES, pair, results):
+            total = float(result[0])
+            lps[side] = total / request.scored if self.options["eurogest_normalisation"] and scored else total
+        return {
+            "id": doc["id"],
+            "stereotype": doc["stereotype"],
+            "condition": doc["condition"],
+            "lp_m": lps["m"],
+            "lp_f": lps["f"],
+            "masculine_ratio": masculine_ratio(lps["m"], lps["f"]) if scored else None,
+            "scored": scored,
+            "boundary_mismatch": not all(request.kept for request in pair),
+        }
