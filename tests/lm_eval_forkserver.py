@@ -41,10 +41,15 @@ PRELOAD = (
 def run_child(request: dict, bin_dir: str, preamble: bytes) -> None:
     """In the forked child: become ``lm_eval argv...`` in ``cwd`` writing to the given files, and exit as it would.
     ``preamble``: what the imports wrote to stderr, which a fresh process writes first."""
+    if request.get("new_session"):  # as subprocess.Popen(start_new_session=True): killpg reaches it alone
+        os.setsid()
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])  # differs from the server's only in what no import reads
     for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
+        if fd == 2 and path == request["stdout"]:  # one file for both, as stdout=f, stderr=f: one offset
+            os.dup2(1, 2)
+            continue
         target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(target, fd)
         os.close(target)

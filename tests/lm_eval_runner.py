@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -99,7 +100,7 @@ class ForkServer:
                 cwd=self.folder,
             )
         self.unread = b""
-        ready = self.answer(600)
+        ready = self.answer(600) or {}
         self.ready = ready.get("ready", False)
         self.runs = 0
         #: one run at a time (a test may start runs from threads): the server serves them in turn
@@ -108,49 +109,58 @@ class ForkServer:
         #: ``RUSAGE_CHILDREN`` sees only once the server has ended
         self.cpu = ready.get("cpu", 0.0)
 
-    def answer(self, timeout: float) -> dict:
-        """The server's next line (read from the pipe itself: two lines may arrive in one read)."""
+    def answer(self, timeout: float) -> dict | None:
+        """The server's next line within ``timeout`` seconds, else None (read from the pipe itself: two lines may
+        arrive in one read)."""
         import select
 
         deadline = time.monotonic() + timeout
         while b"\n" not in self.unread:
-            left = deadline - time.monotonic()
-            ready = left > 0 and select.select([self.process.stdout], [], [], left)[0]
-            chunk = os.read(self.process.stdout.fileno(), 65536) if ready else b""
+            left = max(0.0, deadline - time.monotonic())
+            if not select.select([self.process.stdout], [], [], left)[0]:
+                return None
+            chunk = os.read(self.process.stdout.fileno(), 65536)
             if not chunk:
-                raise RuntimeError(f"no answer from the lm_eval fork server (see {self.folder / 'server.log'})")
+                raise RuntimeError(f"the lm_eval fork server ended (see {self.folder / 'server.log'})")
             self.unread += chunk
         line, self.unread = self.unread.split(b"\n", 1)
         return json.loads(line)
 
-    def run(self, command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
-        """``command`` (``lm_eval ...`` or ``python script.py ...``) in ``cwd`` as :func:`subprocess.run` with
-        ``capture_output=True, text=True`` would run it."""
-        with self.lock:
-            return self._run(command, cwd, env, timeout)
-
-    def _run(self, command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
-        self.runs += 1
-        out, err = self.folder / f"{self.runs}.out", self.folder / f"{self.runs}.err"
-        script = command[1] if command[0] == sys.executable else None
-        argv = command[2:] if script else command[1:]
-        request = {"argv": argv, "cwd": str(cwd), "stdout": str(out), "stderr": str(err), "env": env, "script": script}
-        self.process.stdin.write(json.dumps(request).encode() + b"\n")
-        self.process.stdin.flush()
-        pid = self.answer(60)["pid"]
+    def start(
+        self, command: list[str], cwd: Path, env: dict[str, str], out: Path, err: Path, *, new_session: bool = False
+    ) -> ForkedProcess:
+        """``command`` (``lm_eval ...`` or ``python script.py ...``) in ``cwd``, its output in ``out`` and ``err``
+        (in a session of its own with ``new_session``, as ``subprocess.Popen(start_new_session=True)``): the running
+        child. The server serves one child at a time; the next start waits until this one has ended."""
+        self.lock.acquire()
         try:
-            ended = self.answer(timeout)
-        except RuntimeError:
-            if self.process.poll() is None:
-                os.kill(pid, 9)
-                self.answer(60)
-                raise subprocess.TimeoutExpired(command, timeout) from None
+            self.runs += 1
+            script = command[1] if command[0] == sys.executable else None
+            request = {"argv": command[2:] if script else command[1:], "cwd": str(cwd), "env": env}
+            request.update({"stdout": str(out), "stderr": str(err), "script": script, "new_session": new_session})
+            self.process.stdin.write(json.dumps(request).encode() + b"\n")
+            self.process.stdin.flush()
+            started = self.answer(60)
+            if started is None:
+                raise RuntimeError(f"the lm_eval fork server did not start {command}")
+        except BaseException:
+            self.lock.release()
             raise
-        self.cpu += ended["cpu"]
+        return ForkedProcess(self, command, started["pid"])
+
+    def run(self, command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
+        """``command`` in ``cwd`` as :func:`subprocess.run` with ``capture_output=True, text=True`` would run it."""
+        out, err = self.folder / "run.out", self.folder / "run.err"
+        child = self.start(command, cwd, env, out, err)
+        try:
+            status = child.wait(timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):  # it may have ended this instant
+                os.kill(child.pid, 9)
+            child.wait(60)
+            raise
         stdout, stderr = (path.read_text(errors="replace") for path in (out, err))
-        out.unlink()
-        err.unlink()
-        return subprocess.CompletedProcess(command, ended["status"], stdout, stderr)
+        return subprocess.CompletedProcess(command, status, stdout, stderr)
 
     def close(self) -> None:
         import shutil
@@ -159,6 +169,32 @@ class ForkServer:
             self.process.stdin.close()
             self.process.wait(timeout=60)
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class ForkedProcess:
+    """A child of a :class:`ForkServer`, with what ``subprocess.Popen`` offers of it: ``pid``, ``poll``, ``wait``."""
+
+    def __init__(self, server: ForkServer, command: list[str], pid: int) -> None:
+        self.server, self.command, self.pid = server, command, pid
+        self.returncode: int | None = None
+
+    def _ended(self, timeout: float) -> int | None:
+        if self.returncode is None:
+            ended = self.server.answer(timeout)
+            if ended is not None:
+                self.server.cpu += ended["cpu"]
+                self.returncode = ended["status"]
+                self.server.lock.release()
+        return self.returncode
+
+    def poll(self) -> int | None:
+        return self._ended(0)
+
+    def wait(self, timeout: float = 3600) -> int:
+        status = self._ended(timeout)
+        if status is None:
+            raise subprocess.TimeoutExpired(self.command, timeout)
+        return status
 
 
 #: the fork servers of this process, one per environment (see :func:`run_lm_eval`)
@@ -188,6 +224,27 @@ def fork_server(env: dict[str, str]) -> ForkServer | None:
     return _servers[key] if _servers[key].ready else None
 
 
+def server_for(command: list[str], env: dict[str, str]) -> ForkServer | None:
+    """The fork server that runs ``command`` (the ``lm_eval`` console script, or a Python script run by this
+    interpreter) with ``env``; None for any other command, with ``LM_EVAL_TESTS_FORK=0``, or when the server's
+    imports failed."""
+    lm_eval = command[0] == str(Path(sys.executable).parent / "lm_eval")
+    script = len(command) >= 2 and command[0] == sys.executable and command[1].endswith(".py")
+    if not (lm_eval or script) or os.environ.get(FORK_ENV, "1") == "0":
+        return None
+    return fork_server(env)
+
+
+def start_lm_eval(command: list[str], env: dict[str, str], cwd: Path, log: Path) -> ForkedProcess | subprocess.Popen:
+    """Start ``command`` (from :func:`lm_eval_command`) in a session of its own, stdout and stderr into ``log``: a
+    child of the fork server where :func:`server_for` gives one, else a fresh process."""
+    server = server_for(command, env)
+    if server is not None:
+        return server.start(command, cwd, env, log, log, new_session=True)
+    with open(log, "wb") as out:
+        return subprocess.Popen(command, env=env, cwd=cwd, stdout=out, stderr=out, start_new_session=True)
+
+
 def run_lm_eval(
     args: list[str],
     output_dir: Path,
@@ -204,12 +261,7 @@ def run_lm_eval(
     interpreter, runs as a child forked from a :mod:`lm_eval_forkserver` started with the same environment, after the
     imports that take most of a small run's CPU time; ``LM_EVAL_TESTS_FORK=0`` runs it as a fresh subprocess."""
     command, full_env = lm_eval_command(args, output_dir, executable=executable, launcher=launcher, env=env)
-    if launcher:
-        forkable = len(launcher) >= 2 and launcher[0] == sys.executable and launcher[1].endswith(".py")
-    else:
-        forkable = executable == "lm_eval"
-    forkable = forkable and os.environ.get(FORK_ENV, "1") != "0"
-    server = fork_server(full_env) if forkable else None
+    server = server_for(command, full_env)
     if server is not None:
         proc = server.run(command, output_dir, full_env, timeout)
     else:
