@@ -85,9 +85,11 @@ def run_child(request: dict, bin_dir: str, preamble: bytes) -> None:
 
         traceback.print_exc()
         status = 1
-    try:
+    try:  # the interpreter's exit: wait for the threads that are not daemons, then the atexit functions
         import atexit
+        import threading
 
+        threading._shutdown()
         atexit._run_exitfuncs()
     finally:
         for stream in (sys.stdout, sys.stderr):
