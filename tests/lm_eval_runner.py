@@ -1,4 +1,9 @@
-"""Run the real ``lm_eval`` console script in a subprocess and read back its results and samples."""
+"""Run the real ``lm_eval`` console script in a process of its own and read back its results and samples.
+
+The process is a child forked from a :mod:`lm_eval_forkserver` that has imported torch, transformers and lm_eval once
+for the run's environment (:func:`run_lm_eval`, :func:`start_lm_eval`); ``LM_EVAL_TESTS_FORK=0`` runs a fresh
+subprocess instead, as every command other than ``lm_eval`` or a Python script (``accelerate launch``,
+``lm-eval-stereo``) always is."""
 
 from __future__ import annotations
 
