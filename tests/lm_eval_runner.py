@@ -105,7 +105,10 @@ class ForkServer:
                 cwd=self.folder,
             )
         self.unread = b""
-        ready = self.answer(600) or {}
+        try:
+            ready = self.answer(600) or {}
+        except RuntimeError:  # it ended before it was ready: every run is then a fresh process
+            ready = {}
         self.ready = ready.get("ready", False)
         self.runs = 0
         #: one run at a time (a test may start runs from threads): the server serves them in turn
