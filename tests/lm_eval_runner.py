@@ -1,12 +1,20 @@
-"""Run the real ``lm_eval`` console script in a subprocess and read back its results and samples."""
+"""Run the real ``lm_eval`` console script in a process of its own and read back its results and samples.
+
+The process is a child forked from a :mod:`lm_eval_forkserver` that has imported torch, transformers and lm_eval once
+for the run's environment (:func:`run_lm_eval`, :func:`start_lm_eval`); ``LM_EVAL_TESTS_FORK=0`` runs a fresh
+subprocess instead, as every command other than ``lm_eval`` or a Python script (``accelerate launch``,
+``lm-eval-stereo``) always is."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +87,172 @@ def read_outputs(output_dir: Path) -> tuple[dict, dict[str, list[dict]]]:
     return results, samples
 
 
+class ForkServer:
+    """One :mod:`lm_eval_forkserver` process: ``lm_eval`` runs of one environment, forked after the imports."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        import tempfile
+
+        self.folder = Path(tempfile.mkdtemp(prefix="lm_eval_forkserver_"))
+        bin_dir = str(Path(sys.executable).parent)
+        with open(self.folder / "server.log", "wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, str(Path(__file__).with_name("lm_eval_forkserver.py")), bin_dir],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                env=env,
+                cwd=self.folder,
+            )
+        self.unread = b""
+        try:
+            ready = self.answer(600) or {}
+        except RuntimeError:  # it ended before it was ready: every run is then a fresh process
+            ready = {}
+        self.ready = ready.get("ready", False)
+        self.runs = 0
+        #: one run at a time (a test may start runs from threads): the server serves them in turn
+        self.lock = threading.Lock()
+        #: CPU seconds (user + system) of the server's imports and of its children, which the caller's
+        #: ``RUSAGE_CHILDREN`` sees only once the server has ended
+        self.cpu = ready.get("cpu", 0.0)
+
+    def answer(self, timeout: float) -> dict | None:
+        """The server's next line within ``timeout`` seconds, else None (read from the pipe itself: two lines may
+        arrive in one read)."""
+        import select
+
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.unread:
+            left = max(0.0, deadline - time.monotonic())
+            if not select.select([self.process.stdout], [], [], left)[0]:
+                return None
+            chunk = os.read(self.process.stdout.fileno(), 65536)
+            if not chunk:
+                raise RuntimeError(f"the lm_eval fork server ended (see {self.folder / 'server.log'})")
+            self.unread += chunk
+        line, self.unread = self.unread.split(b"\n", 1)
+        return json.loads(line)
+
+    def start(
+        self, command: list[str], cwd: Path, env: dict[str, str], out: Path, err: Path, *, new_session: bool = False
+    ) -> ForkedProcess:
+        """``command`` (``lm_eval ...`` or ``python script.py ...``) in ``cwd``, its output in ``out`` and ``err``
+        (in a session of its own with ``new_session``, as ``subprocess.Popen(start_new_session=True)``): the running
+        child. The server serves one child at a time; the next start waits until this one has ended."""
+        self.lock.acquire()
+        try:
+            self.runs += 1
+            script = command[1] if command[0] == sys.executable else None
+            request = {"argv": command[2:] if script else command[1:], "cwd": str(cwd), "env": env}
+            request.update({"stdout": str(out), "stderr": str(err), "script": script, "new_session": new_session})
+            self.process.stdin.write(json.dumps(request).encode() + b"\n")
+            self.process.stdin.flush()
+            started = self.answer(60)
+            if started is None:
+                raise RuntimeError(f"the lm_eval fork server did not start {command}")
+        except BaseException:
+            self.lock.release()
+            raise
+        return ForkedProcess(self, command, started["pid"])
+
+    def run(self, command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
+        """``command`` in ``cwd`` as :func:`subprocess.run` with ``capture_output=True, text=True`` would run it."""
+        out, err = self.folder / "run.out", self.folder / "run.err"
+        child = self.start(command, cwd, env, out, err)
+        try:
+            status = child.wait(timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):  # it may have ended this instant
+                os.kill(child.pid, 9)
+            child.wait(60)
+            raise
+        stdout, stderr = (path.read_text(errors="replace") for path in (out, err))
+        return subprocess.CompletedProcess(command, status, stdout, stderr)
+
+    def close(self) -> None:
+        import shutil
+
+        if self.process.poll() is None:
+            self.process.stdin.close()
+            self.process.wait(timeout=60)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class ForkedProcess:
+    """A child of a :class:`ForkServer`, with what ``subprocess.Popen`` offers of it: ``pid``, ``poll``, ``wait``."""
+
+    def __init__(self, server: ForkServer, command: list[str], pid: int) -> None:
+        self.server, self.command, self.pid = server, command, pid
+        self.returncode: int | None = None
+
+    def _ended(self, timeout: float) -> int | None:
+        if self.returncode is None:
+            ended = self.server.answer(timeout)
+            if ended is not None:
+                self.server.cpu += ended["cpu"]
+                self.returncode = ended["status"]
+                self.server.lock.release()
+        return self.returncode
+
+    def poll(self) -> int | None:
+        return self._ended(0)
+
+    def wait(self, timeout: float = 3600) -> int:
+        status = self._ended(timeout)
+        if status is None:
+            raise subprocess.TimeoutExpired(self.command, timeout)
+        return status
+
+
+#: the fork servers of this process, one per environment (see :func:`run_lm_eval`)
+_servers: dict[frozenset, ForkServer] = {}
+#: fork servers alive at once in one test process
+MAX_SERVERS = 2
+#: ``0``: every ``lm_eval`` run is a fresh subprocess (no fork server)
+FORK_ENV = "LM_EVAL_TESTS_FORK"
+
+
+#: variables that differ from one test to the next and that no import reads (pytest's current test name)
+UNREAD_AT_IMPORT = frozenset({"PYTEST_CURRENT_TEST"})
+
+
+def fork_server(env: dict[str, str]) -> ForkServer | None:
+    """The server for ``env``, started at its first run: the imports see what a fresh process would see. None when
+    its imports failed (then each run is a fresh process, which shows the error)."""
+    key = frozenset((name, value) for name, value in env.items() if name not in UNREAD_AT_IMPORT)
+    if key not in _servers:
+        if not _servers:
+            import atexit
+
+            atexit.register(lambda: [server.close() for server in _servers.values()])
+        if len(_servers) >= MAX_SERVERS:  # the oldest goes (each holds torch and transformers in memory)
+            _servers.pop(next(iter(_servers))).close()
+        _servers[key] = ForkServer(env)
+    return _servers[key] if _servers[key].ready else None
+
+
+def server_for(command: list[str], env: dict[str, str]) -> ForkServer | None:
+    """The fork server that runs ``command`` (the ``lm_eval`` console script, or a Python script run by this
+    interpreter) with ``env``; None for any other command, with ``LM_EVAL_TESTS_FORK=0``, or when the server's
+    imports failed."""
+    lm_eval = command[0] == str(Path(sys.executable).parent / "lm_eval")
+    script = len(command) >= 2 and command[0] == sys.executable and command[1].endswith(".py")
+    if not (lm_eval or script) or os.environ.get(FORK_ENV, "1") == "0":
+        return None
+    return fork_server(env)
+
+
+def start_lm_eval(command: list[str], env: dict[str, str], cwd: Path, log: Path) -> ForkedProcess | subprocess.Popen:
+    """Start ``command`` (from :func:`lm_eval_command`) in a session of its own, stdout and stderr into ``log``: a
+    child of the fork server where :func:`server_for` gives one, else a fresh process."""
+    server = server_for(command, env)
+    if server is not None:
+        return server.start(command, cwd, env, log, log, new_session=True)
+    with open(log, "wb") as out:
+        return subprocess.Popen(command, env=env, cwd=cwd, stdout=out, stderr=out, start_new_session=True)
+
+
 def run_lm_eval(
     args: list[str],
     output_dir: Path,
@@ -89,9 +263,17 @@ def run_lm_eval(
     check: bool = True,
     timeout: int = 900,
 ) -> LmEvalRun:
-    """Run lm_eval (see :func:`lm_eval_command`) and parse the newest results/samples files."""
+    """Run lm_eval (see :func:`lm_eval_command`) and parse the newest results/samples files.
+
+    The ``lm_eval`` console script (no other ``executable``), or a ``launcher`` that is a Python script run by this
+    interpreter, runs as a child forked from a :mod:`lm_eval_forkserver` started with the same environment, after the
+    imports that take most of a small run's CPU time; ``LM_EVAL_TESTS_FORK=0`` runs it as a fresh subprocess."""
     command, full_env = lm_eval_command(args, output_dir, executable=executable, launcher=launcher, env=env)
-    proc = subprocess.run(command, capture_output=True, text=True, env=full_env, timeout=timeout, cwd=output_dir)
+    server = server_for(command, full_env)
+    if server is not None:
+        proc = server.run(command, output_dir, full_env, timeout)
+    else:
+        proc = subprocess.run(command, capture_output=True, text=True, env=full_env, timeout=timeout, cwd=output_dir)
     if check and proc.returncode != 0:
         raise AssertionError(
             f"{' '.join(command)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from lm_eval_counting import calls
-from lm_eval_runner import LmEvalRun, assert_same_metrics, lm_eval_command, read_outputs, run_lm_eval
+from lm_eval_runner import LmEvalRun, assert_same_metrics, lm_eval_command, read_outputs, run_lm_eval, start_lm_eval
 
 from lm_eval_stereo.cli import main
 
@@ -68,15 +68,15 @@ class Interrupted:
 
 
 def kill_part_way(command: list[str], env: dict[str, str], folder: Path, cache: Path) -> int:
-    """Start the run, SIGKILL it once the cache holds ``KILL_AFTER`` requests; its exit status."""
-    with open(folder / "killed.log", "wb") as log:
-        process = subprocess.Popen(command, env=env, cwd=folder, stdout=log, stderr=log, start_new_session=True)
-        deadline = time.monotonic() + 600
-        while process.poll() is None and cached_requests(cache) < KILL_AFTER and time.monotonic() < deadline:
-            time.sleep(0.02)
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-        return process.wait()
+    """Start the run in a session of its own, SIGKILL it (its process group) once the cache holds ``KILL_AFTER``
+    requests; its exit status."""
+    process = start_lm_eval(command, env, folder, folder / "killed.log")
+    deadline = time.monotonic() + 600
+    while process.poll() is None and cached_requests(cache) < KILL_AFTER and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+    return process.wait()
 
 
 @pytest.fixture(scope="module", params=["hf", "hf-prefix"])
