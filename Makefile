@@ -25,12 +25,15 @@ SMOLLM2_HUB_ID ?= HuggingFaceTB/SmolLM2-135M-Instruct
 DEMO_MODEL ?= smollm2
 TINY_MODEL ?= .cache/demo-model
 # tiny: every benchmark that a causal LM can run (masked-LM tasks need --model hf-mlm), 10 documents each
-TINY_TASKS ?= stereoset_multi,gest,gest_mt,gerbbq,gerbbq_mc,sexist_statements_de_once,stereo_persona_de_once,neutral_persona_de_once,gender_persona_de,s_jsd_ext,stereotype_leakage,stereotype_leakage_gen_en,mbbq,mbbq_control,kobbq,kobbq_gen
+TINY_TASKS ?= stereoset_multi,gest,gest_mt,gerbbq,gerbbq_mc,sexist_statements_de_once,stereo_persona_de_once,neutral_persona_de_once,gender_persona_de,s_jsd_ext,stereotype_leakage,stereotype_leakage_gen_en,mbbq,mbbq_control,kobbq,kobbq_gen,eurogest
 TINY_LIMIT ?= 10
-# smollm2: the log-likelihood tasks with hf-prefix on DEMO_LIMIT documents each, then the generative ones with the
-# chat template on DEMO_GEN_LIMIT (about 8 minutes on 2 CPU cores, see the README)
-DEMO_TASKS ?= stereoset_multi,gest_en,gerbbq_mc,s_jsd_en,stereotype_leakage_en,mbbq_en,mbbq_control_en,kobbq,eurogest_de
-DEMO_LIMIT ?= 200
+# smollm2: the log-likelihood tasks with hf-prefix on DEMO_LIMIT documents each, EuroGEST on DEMO_MORE_LIMIT (160: 10
+# sentences of each of its 16 stereotypes, the fewest its g_s is defined on), then the generative ones with the chat
+# template on DEMO_GEN_LIMIT (within 8 minutes on 2 CPU cores, see the README)
+DEMO_TASKS ?= stereoset_multi,gest_en,gerbbq_mc,s_jsd_en,stereotype_leakage_en,mbbq_en,mbbq_control_en,kobbq
+DEMO_LIMIT ?= 100
+DEMO_MORE_TASKS ?= eurogest_de
+DEMO_MORE_LIMIT ?= 160
 DEMO_GEN_TASKS ?= gerbbq_amb,sexist_statements_de_once,gest_mt_cs,stereotype_leakage_gen_en,kobbq_gen
 DEMO_GEN_LIMIT ?= 8
 DEMO_OUT ?= .cache/demo-results
@@ -68,10 +71,12 @@ demo: demo-$(DEMO_MODEL)
 demo-smollm2: check-data $(VENV)/.installed $(REAL_MODELS_DIR)/smollm2/config.json
 	$(LM_EVAL) --model hf-prefix --model_args pretrained=$(REAL_MODELS_DIR)/smollm2,dtype=float32 --device cpu \
 		--batch_size 16 --tasks $(DEMO_TASKS) --limit $(DEMO_LIMIT) --log_samples --output_path $(DEMO_OUT)
+	$(LM_EVAL) --model hf-prefix --model_args pretrained=$(REAL_MODELS_DIR)/smollm2,dtype=float32 --device cpu \
+		--batch_size 16 --tasks $(DEMO_MORE_TASKS) --limit $(DEMO_MORE_LIMIT) --log_samples --output_path $(DEMO_OUT)
 	$(LM_EVAL) --model hf --model_args pretrained=$(REAL_MODELS_DIR)/smollm2,dtype=float32 --device cpu \
 		--batch_size 8 --apply_chat_template --tasks $(DEMO_GEN_TASKS) --limit $(DEMO_GEN_LIMIT) --log_samples \
 		--output_path $(DEMO_OUT)
-	@echo; echo "SmolLM2-135M-Instruct, $(DEMO_LIMIT) documents per scoring task, $(DEMO_GEN_LIMIT) per generative task:"
+	@echo; echo "SmolLM2-135M-Instruct, $(DEMO_LIMIT) documents per scoring task ($(DEMO_MORE_LIMIT) of $(DEMO_MORE_TASKS)), $(DEMO_GEN_LIMIT) per generative task:"
 	@$(BIN)/lm-eval-stereo report $(DEMO_OUT) --html $(DEMO_OUT)/report \
 		--label $(REAL_MODELS_DIR)/smollm2=$(SMOLLM2_HUB_ID)
 	@echo; echo "Every Eval Ever records (datastore layout, docs/LEADERBOARD.md) in $(DEMO_OUT)/eee:"
