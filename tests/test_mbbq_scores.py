@@ -146,3 +146,29 @@ def test_a_two_dimensional_resample_scores_each_row() -> None:
         for row in range(4):
             single = function({key: column[index[row]] for key, column in columns.items()})
             assert rows[row] == pytest.approx(float(single), nan_ok=True), name
+
+
+def test_every_bbq_family_task_reads_a_score_alike() -> None:
+    """MBBQ's and KoBBQ's metric sets declare each shared score name (headline and per-group detail) with the same
+    direction, ideal, range and reading (``bbq_metrics.declaration``), so a name means one thing in the family."""
+    from lm_eval_stereo.tasks.kobbq import metrics as kobbq
+    from lm_eval_stereo.tasks.mbbq import metrics as mbbq
+    from lm_eval_stereo.tasks.mbbq.bbq_metrics import declaration
+
+    sets = [mbbq.BIAS_METRICS, mbbq.CONTROL_METRICS, kobbq.GENERATION, kobbq.CHOICE]
+    seen: dict[str, set] = {}
+    for metric_set in sets:
+        for metric in metric_set.metrics:
+            score = next((s for s in ("acc_amb", "acc_dis", "bias_amb", "bias_dis") if metric.name.startswith(s)), None)
+            if score is None and metric.name != "acc":
+                continue
+            reading = (metric.direction, metric.ideal, metric.bounds, metric.above, metric.below, metric.ci)
+            seen.setdefault(f"{score or 'acc'}{'/detail' if metric.detail else ''}", set()).add(reading)
+    assert set(seen) == {f"{s}{d}" for s in ("acc", *bbq.SCORES) for d in ("", "/detail")} - {"acc/detail"}
+    assert all(len(readings) == 1 for readings in seen.values()), seen
+    (bias_amb,) = seen["bias_amb"]
+    assert bias_amb[:2] == ("ideal", 0.0) and bias_amb[2] == (-1.0, 1.0) and bias_amb[5] is True
+    (acc_detail,) = seen["acc_amb/detail"]
+    assert acc_detail[0] == "higher" and acc_detail[5] is False
+    with pytest.raises(ValueError, match="not a BBQ-family score"):
+        declaration("bias", "no such score")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import re
 import string
 from pathlib import Path
 
@@ -368,8 +369,34 @@ def test_report_shows_the_control_accuracy_beside_the_bias_and_draws_bias_agains
     page, stdout, html = report
     control = choice_run.metric("mbbq_control_en", "acc_amb")
     assert f'"beside": {{"label": "control acc_amb", "value": {control}}}' in json.dumps(page)
-    assert "control acc_amb" in stdout
+    # the verdict reads right after the bias value and its interval, the control figure after the verdict
+    assert re.search(r"\]: [^;|]+; -?\d\.\d{3} control acc_amb", stdout), stdout
     assert (html / "mbbq.png").is_file()
+
+
+def test_the_control_accuracy_is_found_in_another_results_file(choice_run, tmp_path: Path) -> None:
+    """Bias and control sets run in two ``lm_eval`` calls (two results files, as ``scripts/run_real_models.py`` runs
+    one task per call): the report still finds the control set's accuracy of the same model and shows it beside the
+    bias headline."""
+    from test_report import report_cli
+
+    source = next(choice_run.output_dir.rglob("results_*.json"))
+    results = json.loads(source.read_text(encoding="utf-8"))
+    for number, task in enumerate(("mbbq_en", "mbbq_control_en")):
+        part = {
+            key: {name: entry for name, entry in value.items() if name == task}
+            if isinstance(value, dict) and {"mbbq_en", "mbbq_control_en"} & set(value)
+            else value
+            for key, value in results.items()
+        }
+        assert set(part["results"]) == {task} and set(part["configs"]) == {task}
+        folder = tmp_path / "runs" / task
+        folder.mkdir(parents=True)
+        (folder / f"results_2026-01-01T00-00-0{number}.000000.json").write_text(json.dumps(part), encoding="utf-8")
+    report_cli(tmp_path / "runs", "--no-paired", "--json", tmp_path / "report.json")
+    page = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    control = choice_run.metric("mbbq_control_en", "acc_dis")
+    assert f'"beside": {{"label": "control acc_dis", "value": {control}}}' in json.dumps(page)
 
 
 def test_report_compares_the_languages_item_by_item(replay_run, report) -> None:

@@ -55,6 +55,8 @@ class Cell:
     members: tuple[str, ...] = field(init=False)
     #: the benchmark and metric sets that computed the cell (:mod:`lm_eval_stereo.results.declarations`)
     declaration: Declaration | None = field(init=False)
+    #: the row's other cells, ``{task: (values, config)}``, whichever results file holds them (set by the report)
+    companions: dict[str, tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.values = self.run.values(self.task)
@@ -91,15 +93,15 @@ class Cell:
 
     def beside(self, name: str) -> tuple[str, float] | None:
         """The figure the declaration shows next to metric ``name`` (label, value), None where there is none (GerBBQ+
-        accuracy: the accuracy over determinate answers); a run-wide one also reads the run's other tasks."""
+        accuracy: the accuracy over determinate answers); a run-wide one also reads the row's other tasks
+        (:attr:`companions`: the same model's other results, from this results file or another)."""
         metric = self.declaration.metric(name) if self.declaration else None
         if metric is None or metric.name != name or metric.beside is None:
             return None
         configs = self.run.data.get("configs") or {}
         config = configs.get(self.task) or {}
         if metric.beside.run_wide:
-            others = {task: (self.run.values(task), other) for task, other in configs.items() if task != self.task}
-            value = metric.beside.compute(self.values, config, others)
+            value = metric.beside.compute(self.values, config, self.companions)
         else:
             value = metric.beside.compute(self.values, config)
         return None if value is None or not math.isfinite(value) else (metric.beside.label, value)

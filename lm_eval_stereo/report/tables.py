@@ -121,14 +121,14 @@ def footnotes(report: Report) -> list[str]:
 
 
 def summary_text(report: Report, cell: Cell, name: str, letters: dict[str, str], notes: dict[Finding, int]) -> str:
-    """A summary value: estimate [CI], the figure shown beside it, the verdict in the metric's words (Δ to a middle
-    ideal where there is no verdict), the significant paired differences and the caveats' footnote marks."""
+    """A summary value: estimate [CI], the verdict in the metric's words (Δ to a middle ideal where there is no
+    verdict), the figure shown beside it, the significant paired differences and the caveats' footnote marks."""
     words = describe(cell, name)
     text = format_estimate(cell.estimate(name), cell.ideal(name), stderr=False, delta=not words)
-    if beside := cell.beside(name):
-        text += f"; {format_value(beside[1])} {beside[0]}"
     if words:
         text += f": {words}"
+    if beside := cell.beside(name):
+        text += f"; {format_value(beside[1])} {beside[0]}"
     marks = [_markers(report, cell.row, cell.task, name, letters)]
     marks += [f"†{notes[finding]}" for finding in report.caveats(cell, name) if finding in notes]
     return " ".join([text, *filter(None, marks)])

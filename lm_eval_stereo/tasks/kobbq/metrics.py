@@ -30,19 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from lm_eval_stereo.core.metrics import (
-    SHARE,
-    SIGNED_SHARE,
-    ItemScore,
-    Metric,
-    MetricSet,
-    Resampling,
-    count,
-    higher,
-    ideal,
-    lower,
-)
+from lm_eval_stereo.core.metrics import ItemScore, Metric, MetricSet, Resampling, count, lower
 from lm_eval_stereo.tasks.mbbq import bbq_scores
+from lm_eval_stereo.tasks.mbbq.bbq_metrics import declaration
 
 PROMPT_IDS: tuple[int, ...] = (1, 2, 3, 4, 5)
 #: the categories as the sample ids name them
@@ -177,49 +167,28 @@ ITEM_SCORE = ItemScore(
 )
 
 _HEADLINE_METRICS: tuple[Metric, ...] = (
-    higher(
-        "acc_amb", "Acc_a: share of unknown answers in ambiguous contexts (mean over prompts)", ci=True, bounds=SHARE
-    ),
-    higher(
-        "acc_dis",
-        "Acc_d: share of correct answers in disambiguated contexts (mean over prompts)",
-        ci=True,
-        bounds=SHARE,
-    ),
-    ideal(
+    declaration("acc_amb", "Acc_a: share of unknown answers in ambiguous contexts (mean over prompts)"),
+    declaration("acc_dis", "Acc_d: share of correct answers in disambiguated contexts (mean over prompts)"),
+    declaration(
         "bias_amb",
-        0.0,
         "Diff-bias_a: (biased − counter-biased answers) / answers, ambiguous contexts (mean over prompts)",
-        ci=True,
-        bounds=SIGNED_SHARE,
         label="diff-bias (ambiguous)",
-        above="stereotype-consistent answers",
-        below="stereotype-inconsistent answers",
     ),
-    ideal(
+    declaration(
         "bias_dis",
-        0.0,
         "Diff-bias_d: accuracy in biased minus counter-biased disambiguated contexts (mean over prompts)",
-        ci=True,
-        bounds=SIGNED_SHARE,
         label="diff-bias (disambiguated)",
-        above="more accurate where the answer fits the stereotype",
-        below="more accurate where the answer contradicts it",
     ),
-    higher("acc", "share of correct answers over both contexts (mean over prompts)", ci=True, bounds=SHARE),
+    declaration("acc", "share of correct answers over both contexts (mean over prompts)"),
 )
 
 
 def _detail_metrics(groups: Sequence[str]) -> tuple[Metric, ...]:
-    metrics: list[Metric] = []
-    for group in groups:
-        for name in SCORE_NAMES:
-            description = f"{name} over the answers of {group}"
-            if name.startswith("acc"):
-                metrics.append(Metric(f"{name}_{group}", "higher", description=description, detail=True, bounds=SHARE))
-            else:
-                metrics.append(ideal(f"{name}_{group}", 0.0, description, detail=True, bounds=SIGNED_SHARE))
-    return tuple(metrics)
+    return tuple(
+        declaration(name, f"{name} over the answers of {group}", name=f"{name}_{group}", detail=True)
+        for group in groups
+        for name in SCORE_NAMES
+    )
 
 
 def metric_set(kind: str, prompts: Sequence[int]) -> MetricSet:

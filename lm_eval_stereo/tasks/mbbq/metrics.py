@@ -23,20 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from lm_eval_stereo.core.metrics import (
-    SHARE,
-    SIGNED_SHARE,
-    Beside,
-    ItemScore,
-    Metric,
-    MetricSet,
-    Resampling,
-    count,
-    higher,
-    ideal,
-    lower,
-)
+from lm_eval_stereo.core.metrics import Beside, ItemScore, Metric, MetricSet, Resampling, count, lower
 from lm_eval_stereo.tasks.mbbq import bbq_scores
+from lm_eval_stereo.tasks.mbbq.bbq_metrics import declaration
 from lm_eval_stereo.tasks.mbbq.data import CATEGORIES
 
 ACCURACIES = ("acc_amb", "acc_dis")
@@ -148,30 +137,12 @@ def _declarations(names: Sequence[str], control: bool) -> list[Metric]:
     metrics: list[Metric] = []
     for name in names:
         beside = None if control else Beside(f"control {CONTROL_BESIDE[name]}", control_accuracy(name), run_wide=True)
-        if name in ACCURACIES:
-            metrics.append(higher(name, _DESCRIPTIONS[name], ci=True, bounds=SHARE, label=name, beside=beside))
-        else:
-            metrics.append(
-                ideal(
-                    name,
-                    0.0,
-                    _DESCRIPTIONS[name],
-                    ci=True,
-                    bounds=SIGNED_SHARE,
-                    label=name,
-                    above="stereotype-consistent answers",
-                    below="stereotype-inconsistent answers",
-                    beside=beside,
-                )
-            )
-    metrics.append(higher(OVERALL, _DESCRIPTIONS[OVERALL], ci=True, bounds=SHARE, label=OVERALL))
+        metrics.append(declaration(name, _DESCRIPTIONS[name], label=name, beside=beside))
+    metrics.append(declaration(OVERALL, _DESCRIPTIONS[OVERALL], label=OVERALL))
     for category in CATEGORIES:
         for name in names:
             label = f"{_DESCRIPTIONS[name]}; {category}"
-            if name in ACCURACIES:
-                metrics.append(higher(_category_name(name, category), label, detail=True, bounds=SHARE))
-            else:
-                metrics.append(ideal(_category_name(name, category), 0.0, label, detail=True, bounds=SIGNED_SHARE))
+            metrics.append(declaration(name, label, name=_category_name(name, category), detail=True))
     metrics += [
         count("count", "MBBQ items evaluated"),
         count("answers", "answers scored or undetermined (items x prompts)"),
