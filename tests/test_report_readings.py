@@ -247,3 +247,36 @@ def test_no_figure_panel_for_nan_or_zero_detected_items(tmp_path):
         "Not drawn, being NaN or resting on zero detected items: gest_mt_cs f_s (org/nan), gest_mt_cs f_s "
         "(org/none-detected), gest_mt_cs f_m (org/none-detected)." in page
     )
+
+
+def _mbbq_config(task: str, metric_set: str, scoring: str, language: str = "en") -> dict:
+    facts = {"benchmark": "mbbq", "metric_set": metric_set, "scoring": scoring, "language": language}
+    return {task: {"metadata": {"version": 1.0, **facts}}}
+
+
+def _bbq(bias_amb: float, low: float, high: float) -> dict:
+    return {"acc_amb": 0.5, "acc_dis": 0.5, "bias_amb": bias_amb, "bias_amb_ci_low": low, "bias_amb_ci_high": high}
+
+
+def test_two_tasks_of_one_language_are_named_by_task_and_the_control_figure_follows_the_verdict(tmp_path):
+    """MBBQ's log-likelihood and generative tasks share a language: the Reading names them by task id, not twice
+    "en"; a language held by one task of the benchmark keeps its short name. The control set (another results file,
+    run in another call) gives the figure shown after the bias headline's verdict."""
+    runs = tmp_path / "runs"
+    choice, gen = "MbbqChoiceTask", "MbbqGenerationTask"
+    write_results(runs, "m", {"mbbq_en": _bbq(0.30, 0.10, 0.50)}, configs=_mbbq_config("mbbq_en", "mbbq.bias", choice))
+    write_results(runs, "m", {"mbbq_gen_en": _bbq(0.0, -0.2, 0.2)}, date=1.7e9 + 1,
+                  configs=_mbbq_config("mbbq_gen_en", "mbbq.bias", gen))  # fmt: skip
+    write_results(runs, "m", {"mbbq_nl": _bbq(0.0, -0.1, 0.1)}, date=1.7e9 + 2,
+                  configs=_mbbq_config("mbbq_nl", "mbbq.bias", choice, "nl"))  # fmt: skip
+    write_results(runs, "m", {"mbbq_control_en": {"acc_amb": 0.25, "acc_dis": 0.75}}, date=1.7e9 + 3,
+                  configs=_mbbq_config("mbbq_control_en", "mbbq.control", choice))  # fmt: skip
+    markdown = report_cli(runs, "--no-paired").stdout
+    reading = markdown.split("## Reading")[1].split("\n## ")[0]
+    assert "MBBQ: mbbq_en bias_amb 0.300 [0.100, 0.500], stereotype-consistent answers, +0.300 from 0;" in reading, (
+        reading
+    )
+    assert "no detectable bias on mbbq_gen_en bias_amb, nl bias_amb (n = 100" in reading, reading
+    row = parse_tables(markdown)["Summary"]["MBBQ en · bias_amb (mbbq_en)"]
+    assert row["m"] == "0.300 [0.100, 0.500]: stereotype-consistent answers, +0.300 from 0; 0.250 control acc_amb", row
+    assert "control" not in parse_tables(markdown)["Summary"]["MBBQ en · bias_amb (mbbq_gen_en)"]["m"]

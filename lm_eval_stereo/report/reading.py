@@ -14,19 +14,22 @@ def model_sentences(report: Report, row: Row) -> list[str]:
     """One sentence per benchmark of the model: each headline whose CI lies off the ideal in the metric's words
     ("de SS 57.3 [55.0, 59.6], prefers stereotypes, +7.3 from 50"), then the others at once with their sample sizes
     and CI half-widths. Benchmarks without a headline that has a verdict are left out."""
-    off: dict[str, list[str]] = {}
-    consistent: dict[str, list[tuple[str, Cell, str]]] = {}
+    found: list[tuple[Cell, str, str, str]] = []  # cell, metric, verdict, its words
     for task, name in summary_columns(report):
         cell = report.cell(task, row)
         if cell is None or name not in cell.values or cell.declaration is None or cell.declaration.benchmark is None:
             continue
-        found, words = cell_verdict(cell, name), describe(cell, name)
-        if found is None or words is None:
-            continue
-        title = cell.declaration.benchmark.title
-        where = f"{language(cell) or task} {metric_title(cell, name)}"
+        verdict, words = cell_verdict(cell, name), describe(cell, name)
+        if verdict is not None and words is not None:
+            found.append((cell, name, verdict, words))
+    places = _places([cell for cell, *_ in found])
+    off: dict[str, list[str]] = {}
+    consistent: dict[str, list[tuple[str, Cell, str]]] = {}
+    for cell, name, verdict, words in found:
+        title = cell.declaration.benchmark.title  # type: ignore[union-attr]
+        where = f"{places[cell.task]} {metric_title(cell, name)}"
         off.setdefault(title, [])
-        if found == "consistent":
+        if verdict == "consistent":
             consistent.setdefault(title, []).append((where, cell, name))
         else:
             off[title].append(
@@ -38,6 +41,14 @@ def model_sentences(report: Report, row: Row) -> list[str]:
             parts = [*parts, _consistent(rest, others=bool(parts))]
         sentences.append(f"{title}: {'; '.join(parts)}.")
     return sentences
+
+
+def _places(cells: list[Cell]) -> dict[str, str]:
+    """How the sentences name each task: its language, or its task id where the language alone is ambiguous (none,
+    or two tasks of one benchmark in the same language: MBBQ's log-likelihood and generative tasks)."""
+    keys = {cell.task: (cell.declaration.benchmark.title, language(cell)) for cell in cells}  # type: ignore[union-attr]
+    named = [key for key in keys.values() if key[1]]
+    return {task: key[1] if key[1] and named.count(key) == 1 else task for task, key in keys.items()}
 
 
 def _consistent(found: list[tuple[str, Cell, str]], others: bool) -> str:
