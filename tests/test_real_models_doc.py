@@ -80,6 +80,27 @@ def test_kobbq_accuracies_against_chance_and_diff_bias_against_zero_from_the_cis
     assert "chance" not in line
 
 
+def test_mbbq_in_four_languages_beside_their_control_sets(page):
+    """Every MBBQ language of both protocols is read, each accuracy beside the control set's of the same language;
+    a bias score whose interval rests on too few defined resamples gets no verdict."""
+    line = _bullet(page, "- **MBBQ (log-likelihood), SmolLM2-135M-Instruct.**")
+    parts = re.findall(r"(?:\*\* |\. )(en|es|nl|tr): ", line)
+    assert parts == ["en", "es", "nl", "tr"]
+    assert line.count("control set") == 8
+    assert "tr: acc_amb 0.160 [0.105, 0.222] (below chance; control set 0.000 [0.000, 0.000])" in line
+    line = _bullet(page, "- **MBBQ (generation), SmolLM2-135M-Instruct.**")
+    assert re.findall(r"(?:\*\* |\. )(en|es|nl|tr): ", line) == ["en", "es", "nl", "tr"]
+    assert line.count("no verdict: its 95% CI rests on") >= 1 and "undefined: no scored answer" not in line
+    assert "nl: acc_amb 0.591" in line and "undetermined 0.267 of answers" in line
+
+
+def test_eurogest_reads_thirty_languages_with_their_multiplicity(page):
+    line = _bullet(page, "- **EuroGEST, g_s against its ideal 1, SmolLM2-135M-Instruct.**")
+    assert len(re.findall(r"(?:\*\* |; )([a-z]{2}) \d", line)) == 30
+    assert "not adjusted for the 30 languages" in line and "about 1.5 of them would still lie off 1 by chance" in line
+    assert "nl 0.813 [0.715, 0.935]: feminine-stereotyped" in line
+
+
 def test_s_jsd_reads_the_unscored_share(page):
     line = _bullet(page, "- **S_JSD: which shared tokens are scored.**")
     assert "the share left out, not the number scored" in line
@@ -93,7 +114,7 @@ def test_s_jsd_reads_the_unscored_share(page):
 def test_no_path_outside_the_repository(page):
     assert ".cache" not in page and not re.search(r"(^|[\s(`=])/(work|home|tmp|root|Users)/", page, re.M)
     files = re.findall(r"docs/real_models/results/\S+?\.json", page)
-    assert len(set(files)) == 61
+    assert len(set(files)) == 61 - 2 + 8 + 6 + 24  # MBBQ generation re-run (4 languages), es/nl/tr, EuroGEST
     assert all((REPO / path).is_file() for path in files)
     assert "| smollm2 | gerbbq_amb | 0.4.13 | hf dtype=float32,pretrained=smollm2 |" in page
     assert "`lm-eval-stereo real-model NAME DIR`" in page
