@@ -1,6 +1,6 @@
 """Requests and tokens per task, from lm_eval's own request builder (``lm-eval-stereo inventory``).
 
-Each task is built by lm_eval (``TaskManager`` + ``get_task_dict`` + ``task.build_all_requests``); the requests are
+Each task is built by lm_eval (``TaskManager.load`` + ``task.build_all_requests``); the requests are
 encoded by lm_eval's ``hf`` model code itself (``HFLM.loglikelihood``: ``_encode_pair``, empty context -> prefix token)
 around a stand-in model (one layer, 8 wide) carrying the tokenizer, so no real model is loaded. Counted per task:
 
@@ -64,17 +64,11 @@ def train_bpe_tokenizer(texts: list[str], vocab_size: int = BPE_VOCAB_SIZE) -> A
 
 
 def leaf_tasks(names: list[str], metadata: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    """(name, task) for every task under ``names``, built by lm_eval's ``TaskManager``."""
-    from lm_eval.tasks import TaskManager, get_task_dict
+    """(name, task) for every task under ``names`` (groups expanded to their leaf tasks), built by lm_eval's
+    ``TaskManager.load``."""
+    from lm_eval.tasks import TaskManager
 
-    def walk(tree: dict) -> Iterator[tuple[str, Any]]:
-        for key, value in tree.items():
-            if isinstance(value, dict):
-                yield from walk(value)
-            else:
-                yield key, value
-
-    yield from walk(get_task_dict(names, TaskManager(metadata=metadata)))
+    yield from TaskManager(metadata=metadata).load(names)["tasks"].items()
 
 
 def stand_in_lm(tokenizer: Any, max_length: int) -> Any:
