@@ -46,13 +46,13 @@ INTERVAL_KINDS: tuple[str, ...] = ("bootstrap", "agresti-coull", "outputs-bootst
 class Beside:
     """A figure the report shows next to a headline, computed from the task's results: ``compute(values, config)``
     gets the task's metric values and its config from the results file (None when the figure does not apply). With
-    ``run_wide``, ``compute(values, config, others)`` also gets the model's other tasks in the report, ``{task:
+    ``model_wide``, ``compute(values, config, others)`` also gets the model's other tasks in the report, ``{task:
     (values, config)}``, whichever results file holds them, for a figure of a companion task found by what the tasks
     recorded (e.g. the control set's accuracy in the same language beside a bias score)."""
 
     label: str
     compute: Callable[..., float | None]
-    run_wide: bool = False
+    model_wide: bool = False
 
 
 @dataclass(frozen=True)

@@ -93,14 +93,14 @@ class Cell:
 
     def beside(self, name: str) -> tuple[str, float] | None:
         """The figure the declaration shows next to metric ``name`` (label, value), None where there is none (GerBBQ+
-        accuracy: the accuracy over determinate answers); a run-wide one also reads the row's other tasks
+        accuracy: the accuracy over determinate answers); a model-wide one also reads the row's other tasks
         (:attr:`companions`: the same model's other results, from this results file or another)."""
         metric = self.declaration.metric(name) if self.declaration else None
         if metric is None or metric.name != name or metric.beside is None:
             return None
         configs = self.run.data.get("configs") or {}
         config = configs.get(self.task) or {}
-        if metric.beside.run_wide:
+        if metric.beside.model_wide:
             value = metric.beside.compute(self.values, config, self.companions)
         else:
             value = metric.beside.compute(self.values, config)

@@ -57,7 +57,7 @@ CONTROL_BESIDE = {"acc_amb": "acc_amb", "acc_dis": "acc_dis", "bias_amb": "acc_a
 
 
 def control_accuracy(name: str):
-    """``Beside.compute`` of headline ``name``: the control set's accuracy (``CONTROL_BESIDE``) in the run's task of
+    """``Beside.compute`` of headline ``name``: the control set's accuracy (``CONTROL_BESIDE``) in the model's task of
     the control metric set with the same language and scoring (what the tasks recorded, not their names)."""
 
     def compute(values: Mapping[str, Any], config: Mapping[str, Any], others: Mapping[str, Any]) -> float | None:
@@ -136,7 +136,7 @@ def _summarize(names: Sequence[str]):
 def _declarations(names: Sequence[str], control: bool) -> list[Metric]:
     metrics: list[Metric] = []
     for name in names:
-        beside = None if control else Beside(f"control {CONTROL_BESIDE[name]}", control_accuracy(name), run_wide=True)
+        beside = None if control else Beside(f"control {CONTROL_BESIDE[name]}", control_accuracy(name), model_wide=True)
         metrics.append(declaration(name, _DESCRIPTIONS[name], label=name, beside=beside))
     metrics.append(declaration(OVERALL, _DESCRIPTIONS[OVERALL], label=OVERALL))
     for category in CATEGORIES:
