@@ -6,10 +6,12 @@ task module through a YAML's ``class: !function``, which imports the tasks packa
 task is built. ``core`` imports no task module and names none: the option parser, the data layer (a source by name,
 :func:`get_source`), the data pins of a task and the report ask the registry.
 
-A benchmark from outside the package plugs in the same way: its distribution names its :class:`Benchmark` in the
-entry-point group :data:`ENTRY_POINT_GROUP` (``[project.entry-points."lm_eval_stereo.benchmarks"]``, ``name =
-"package.module:BENCHMARK"``), and every lookup here registers the installed ones first (once per process); its task
-YAMLs reach lm_eval through ``--include_path``. Calling :func:`register` at the import of its task module works too,
+Every benchmark is found through the entry-point group :data:`ENTRY_POINT_GROUP`
+(``[project.entry-points."lm_eval_stereo.benchmarks"]``): the plugin names its list of benchmarks there, and a
+benchmark from outside the package plugs in the same way, its distribution naming its :class:`Benchmark` (``name =
+"package.module:BENCHMARK"``, or a list of them); every lookup here registers the installed ones first (once per
+process), so a reader of results (the report, the export) need not import the benchmarks itself; a benchmark's task
+YAMLs reach lm_eval through its tasks package (the plugin's) or ``--include_path`` (one from outside). Calling :func:`register` at the import of its task module works too,
 but then only processes that import it (lm_eval's, not the report's) know it.
 
 Every plugin task writes its benchmark and the id of its metric set (``<benchmark>.<kind>``,
@@ -148,12 +150,18 @@ def _registered() -> dict[str, Benchmark]:
         _entry_points_loaded = True
         from importlib.metadata import entry_points
 
-        for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        own = __name__.partition(".")[0]
+        found = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda point: point.module.partition(".")[0] != own)
+        for entry_point in found:  # the plugin's own benchmarks first, in the order of their list
             try:
                 declared = entry_point.load()
-                if not isinstance(declared, Benchmark):
-                    raise TypeError(f"{type(declared).__name__}, not a lm_eval_stereo.core.registry.Benchmark")
-                register(declared)
+                listed = tuple(declared) if isinstance(declared, (tuple, list)) else (declared,)
+                strangers = [type(item).__name__ for item in listed if not isinstance(item, Benchmark)]
+                if strangers or not listed:
+                    raise TypeError(
+                        f"{', '.join(strangers) or 'an empty list'}, not a lm_eval_stereo.core.registry.Benchmark"
+                    )
+                register(*listed)
             except Exception as exc:  # noqa: BLE001 - a broken outside benchmark must not stop the others
                 warnings.warn(
                     f"benchmark entry point {entry_point.name} = {entry_point.value} ({ENTRY_POINT_GROUP}) is left "

@@ -7,20 +7,39 @@ as its benchmark, with its ideals, CIs, figures and paired tests. A group is its
 tasks belong to one; a group whose members belong to several (a leaderboard group) has their metric sets and no
 benchmark. :meth:`lm_eval_stereo.results.run.Run.declaration` resolves each task once per run.
 
+The benchmarks are the registry's (:mod:`lm_eval_stereo.core.registry`, which registers the installed ones through
+their entry points at its first lookup): this module imports none of them.
+
 Results files written before tasks recorded this (no ``metric_set`` or no ``key_field`` in a task's metadata) go
 through :mod:`lm_eval_stereo.results.legacy`, the one module that guesses.
 """
 
 from __future__ import annotations
 
-import lm_eval_stereo.tasks  # noqa: F401  (registers the benchmarks)
+from pathlib import Path
+from typing import Any, Protocol
+
 from lm_eval_stereo.core import registry
 from lm_eval_stereo.results import legacy
 from lm_eval_stereo.results.declaration import Declaration
-from lm_eval_stereo.results.run import ReportError, Run
+from lm_eval_stereo.results.errors import ReportError
 
 
-def resolve(run: Run, task: str) -> Declaration | None:
+class RecordedRun(Protocol):
+    """What the resolution reads of a run (:class:`lm_eval_stereo.results.run.Run`, which imports this module)."""
+
+    path: Path
+
+    def members(self, task: str) -> tuple[str, ...]: ...
+
+    def metadata(self, task: str) -> dict[str, Any]: ...
+
+    def values(self, task: str) -> dict[str, Any]: ...
+
+    def declaration(self, task: str) -> Declaration | None: ...
+
+
+def resolve(run: RecordedRun, task: str) -> Declaration | None:
     """The declaration of ``task`` (a task or group) in ``run``; None for lm_eval's own tasks and groups. Use
     :meth:`Run.declaration`, which resolves each task once."""
     members = run.members(task)
@@ -46,6 +65,6 @@ def resolve(run: Run, task: str) -> Declaration | None:
     return Declaration(bench, (metric_set,), (bench,)) if metric_set else None
 
 
-def declaration_of(run: Run, task: str) -> Declaration | None:
+def declaration_of(run: RecordedRun, task: str) -> Declaration | None:
     """The declaration of ``task`` (a task or group) in ``run`` (:meth:`Run.declaration`)."""
     return run.declaration(task)

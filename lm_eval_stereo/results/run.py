@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from lm_eval_stereo.core.registry import RECORDED
 from lm_eval_stereo.core.values import parse_model_args
+from lm_eval_stereo.results.declarations import resolve
+from lm_eval_stereo.results.errors import ReportError
 
 if TYPE_CHECKING:
     from lm_eval_stereo.results.declaration import Declaration
@@ -30,10 +32,6 @@ _METADATA_NOISE = ("version", "config_source")
 #: backends that compute another backend's numbers: ``hf-prefix`` gives ``hf``'s log-likelihoods (tested within 1e-4),
 #: so its scoring runs and ``hf``'s generative runs of the same model are one row of the report
 SAME_NUMBERS = {"hf-prefix": "hf"}
-
-
-class ReportError(Exception):
-    """A results file or path the report cannot use; the message names it."""
 
 
 @dataclass(frozen=True)
@@ -84,8 +82,6 @@ class Run:
     def declaration(self, task: str) -> Declaration | None:
         """The declaration of ``task`` (a task or group), resolved once (:func:`lm_eval_stereo.results.declarations.
         resolve`); None for lm_eval's own tasks and groups."""
-        from lm_eval_stereo.results.declarations import resolve
-
         return self._once("declaration", task, lambda: resolve(self, task))
 
     def language(self, task: str) -> tuple[str, str] | None:
