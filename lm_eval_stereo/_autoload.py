@@ -368,11 +368,23 @@ def check_pretrained(model_args: Any) -> None:
 
 def patch_cli(module: ModuleType) -> None:
     """Translate ``lm_eval --tasks list`` (removed in 0.4.13) to ``lm_eval ls tasks``; check ``--output_path`` and a
-    local ``pretrained=`` folder."""
+    local ``pretrained=`` folder; a task whose optional extra is missing ends the run in one line naming the extra
+    (:mod:`lm_eval_stereo.core.extras`), not in a traceback."""
     cls = module.HarnessCLI
     original = cls.parse_args
     if getattr(original, "_lm_eval_stereo", False):
         return
+    execute = cls.execute
+
+    @functools.wraps(execute)
+    def execute_or_name_the_extra(self: Any, *args: Any, **kwargs: Any) -> Any:
+        from lm_eval_stereo.core.extras import MissingExtraError
+
+        try:
+            return execute(self, *args, **kwargs)
+        except MissingExtraError as exc:
+            sys.stderr.write(f"lm-eval-stereo: {exc}\n")
+            raise SystemExit(2) from None
 
     @functools.wraps(original)
     def parse_args(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -386,6 +398,7 @@ def patch_cli(module: ModuleType) -> None:
 
     parse_args._lm_eval_stereo = True  # type: ignore[attr-defined]
     cls.parse_args = parse_args
+    cls.execute = execute_or_name_the_extra
 
 
 _HOOKS = {

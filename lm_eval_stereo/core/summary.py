@@ -23,6 +23,7 @@ from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_stereo.core import options as task_options
 from lm_eval_stereo.core import registry
+from lm_eval_stereo.core.extras import Extra
 from lm_eval_stereo.core.metrics import MetricSet, register_table
 
 MAX_CACHED = 32
@@ -101,6 +102,14 @@ def declaration(metric_set: MetricSet) -> dict[str, str]:
     return {"benchmark": bench.name, "metric_set": metric_set.id, "data": pins}
 
 
+def _named_language(dataset_kwargs: Mapping[str, Any] | None) -> str | None:
+    """The language a task's YAML names in its ``dataset_kwargs`` (``language`` or ``lang``), None when none."""
+    for key in ("language", "lang"):
+        if isinstance((dataset_kwargs or {}).get(key), str):
+            return dataset_kwargs[key]
+    return None
+
+
 class SummaryTask(ConfigurableTask):
     """A YAML task (minus ``class``) whose metrics are the :class:`MetricSet` of :meth:`metric_set`.
 
@@ -118,9 +127,13 @@ class SummaryTask(ConfigurableTask):
     KEY_FIELD: ClassVar[str] = "key"
     #: the language of a task whose YAML does not say it (``gest_en``); else ``dataset_kwargs`` or the benchmark's
     LANGUAGE: ClassVar[str | None] = None
+    #: the optional extra of lm-eval-stereo its scoring needs (a language tool), checked before anything is loaded
+    EXTRA: ClassVar[Extra | None] = None
 
     def __init__(self, config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         config = {key: value for key, value in (config or {}).items() if key != "class"}
+        if self.EXTRA is not None:
+            self.EXTRA.require(str(config.get("task")), _named_language(config.get("dataset_kwargs")) or self.LANGUAGE)
         # zero-shot, as in the papers: lm_eval ignores --num_fewshot for a task whose config says 0 (logged, n-shot 0)
         # instead of drawing examples from the test set
         config["num_fewshot"] = 0
@@ -143,10 +156,9 @@ class SummaryTask(ConfigurableTask):
     def language(self) -> str | None:
         """The language the task measures: its YAML's ``dataset_kwargs`` ``language`` (or ``lang``), else
         :attr:`LANGUAGE`, else its benchmark's one language (``de`` for the German suite); None where none is known."""
-        kwargs = self.config.dataset_kwargs or {}
-        for key in ("language", "lang"):
-            if isinstance(kwargs.get(key), str):
-                return kwargs[key]
+        named = _named_language(self.config.dataset_kwargs)
+        if named is not None:
+            return named
         if self.LANGUAGE is not None:
             return self.LANGUAGE
         bench = registry.benchmark_of_metric_set(self.metric_set().id)

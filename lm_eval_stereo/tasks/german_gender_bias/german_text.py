@@ -20,6 +20,8 @@ import re
 from collections.abc import Collection
 from functools import lru_cache
 
+from lm_eval_stereo.core.extras import Extra
+
 #: words, including inner hyphens and apostrophes; any other non-space character is a token of its own
 TOKEN = re.compile(r"\w+(?:[-'’]\w+)*|[^\w\s]")
 #: the reference keeps a token only when it starts with one of these letters
@@ -34,6 +36,12 @@ NOUN_TAGS = frozenset({"NN", "NNA", "NNI", "NE"})
 def tokenize(text: str) -> list[str]:
     """The word and punctuation tokens of ``text`` in order."""
     return TOKEN.findall(text)
+
+
+#: HanTa and the stop-words lists: the optional extra the persona tasks' content lemmas need
+LEMMATIZER = Extra(
+    "german-personas", ("HanTa", "stop_words"), "HanTa and the stop-words lists for the German lemmatizer"
+)
 
 
 @lru_cache(maxsize=1)

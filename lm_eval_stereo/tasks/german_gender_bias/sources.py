@@ -10,7 +10,8 @@ GERMAN_GENDER_BIAS = Source(
     commit="60bc5dd9ac99c3d1181424fbfe5ed96f6125fd14",
     licence="none declared (all rights reserved)",
     rehost=False,
-    citation="Gnadt, Thulke, Kopeinik, Schlüter, GeBNLP 2025",
+    citation="Gnadt, Thulke, Kopeinik, Schlüter (2025). Exploring Gender Bias in Large Language Models: An In-depth "
+    "Dive into the German Language. GeBNLP workshop, ACL 2025.",
     files=parse_pins(
         """
     22b92f9b043c1e51cf861169cabf5b735fb242410252162518d738be16e5e8b4     934132  data/GenderPersona.csv

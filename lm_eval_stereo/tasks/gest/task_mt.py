@@ -18,6 +18,7 @@ import datasets
 from lm_eval_stereo.tasks.gest.data import DEFAULT_VERSION, load_gest
 from lm_eval_stereo.tasks.gest.data import language_name as registry_name
 from lm_eval_stereo.tasks.gest.detector import first_person_gender
+from lm_eval_stereo.tasks.gest.detector.slavic_gender import MORPHOLOGY
 from lm_eval_stereo.tasks.gest.metrics import MT_METRICS
 from lm_eval_stereo.tasks.gest.task import GestTask
 
@@ -55,6 +56,7 @@ class GestTranslationTask(GestTask):
     """``gest_mt_<lang>``: one greedy generation per sample, its first-person gender, the reference MT metrics."""
 
     METRICS = MT_METRICS
+    EXTRA = MORPHOLOGY
 
     def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
         translation = extract_translation(results[0], doc["language"])

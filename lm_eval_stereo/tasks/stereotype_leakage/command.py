@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_stereo.cli_args import Parser, input_folder, output_file
+from lm_eval_stereo.core.extras import MissingExtraError
 from lm_eval_stereo.tasks.stereotype_leakage import metrics
 from lm_eval_stereo.tasks.stereotype_leakage.across_runs import fit_runs
 from lm_eval_stereo.tasks.stereotype_leakage.data import LANGUAGES
@@ -101,6 +102,10 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--png", type=Path, default=Path("leakage.png"), help="where to draw the leakage graph")
     parser.add_argument("--no-png", action="store_true", help="do not draw the graph")
     args = parser.parse_args(argv)
+    try:
+        metrics.REGRESSION.require("lm-eval-stereo leakage")
+    except MissingExtraError as exc:
+        parser.exit(2, f"lm-eval-stereo leakage: error: {exc}\n")
     if not args.no_png:
         try:
             output_file(str(args.png))

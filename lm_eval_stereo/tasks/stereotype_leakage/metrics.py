@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from lm_eval_stereo.core.extras import Extra
 from lm_eval_stereo.core.metrics import Metric, MetricSet, PairingUnit, count, ideal, info
 from lm_eval_stereo.tasks.stereotype_leakage.data import GROUPS, LANGUAGES, TRAITS
 
@@ -146,6 +147,10 @@ class LeakageFit:
     @property
     def own_coef(self) -> float:
         return self.coef.get(self.target, math.nan)
+
+
+#: statsmodels: the optional extra the leakage regression (Eq. 1) needs
+REGRESSION = Extra("leakage", ("statsmodels",), "statsmodels for the leakage regression (Eq. 1)")
 
 
 def fit_leakage(frame: pd.DataFrame, target: str, sources: Iterable[str] = tuple(LANGUAGES)) -> LeakageFit:

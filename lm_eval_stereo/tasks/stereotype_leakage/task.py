@@ -73,6 +73,7 @@ class LeakageTask(SummaryTask):
     and implement :meth:`scores`."""
 
     OPTIONS: ClassVar[Sequence[Option]] = COMMON_OPTIONS
+    EXTRA = metrics.REGRESSION
     #: key of :data:`metrics.REFERENCE_SCALE`
     SCORE_KIND: ClassVar[str] = ""
 

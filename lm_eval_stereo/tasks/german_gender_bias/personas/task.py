@@ -20,7 +20,7 @@ import datasets
 
 from lm_eval_stereo.core.summary import SummaryTask
 from lm_eval_stereo.tasks.german_gender_bias.answers import ANSWER_MARKER, GEN_PREFIX
-from lm_eval_stereo.tasks.german_gender_bias.german_text import content_lemmas
+from lm_eval_stereo.tasks.german_gender_bias.german_text import LEMMATIZER, content_lemmas
 from lm_eval_stereo.tasks.german_gender_bias.options import CLASSIFIED_PERSONA_OPTIONS, GENDER_PERSONA_OPTIONS
 from lm_eval_stereo.tasks.german_gender_bias.personas import cooccurrence
 from lm_eval_stereo.tasks.german_gender_bias.personas.data import load_persona
@@ -106,6 +106,7 @@ class GenderPersonaTask(SummaryTask):
 
     METRICS = GENDER_METRICS
     OPTIONS = GENDER_PERSONA_OPTIONS
+    EXTRA = LEMMATIZER
 
     def item(self, doc: dict[str, Any], results: list[list[dict[str, Any]]]) -> dict[str, Any]:
         words = load_corpus().words

@@ -35,11 +35,20 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import cache, lru_cache
 
+from lm_eval_stereo.core.extras import Extra
 from lm_eval_stereo.tasks.gest.detector import slavic_gender_rules as rules
 
-__all__ = ["LANGUAGES", "first_person_gender"]
+__all__ = ["LANGUAGES", "MORPHOLOGY", "first_person_gender"]
 
 LANGUAGES = rules.LANGUAGES
+
+#: pymorphy3 and its dictionaries: the optional extra the ru and uk detectors need
+MORPHOLOGY = Extra(
+    "gest-mt",
+    ("pymorphy3", "pymorphy3_dicts_ru", "pymorphy3_dicts_uk"),
+    "pymorphy3 and its dictionaries for GEST-MT's Russian and Ukrainian gender detector",
+    languages=("ru", "uk"),
+)
 
 _CLAUSE_SPLIT = re.compile(r"[.,;:!?()\[\]\"«»„“”‚‘’—–]|\s-\s|\n")
 _WORD = re.compile(r"[^\W\d_]+(?:['ʼ\-][^\W\d_]+)*")
