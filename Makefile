@@ -24,17 +24,20 @@ SMOLLM2_HUB_ID ?= HuggingFaceTB/SmolLM2-135M-Instruct
 # everything runs)
 DEMO_MODEL ?= smollm2
 TINY_MODEL ?= .cache/demo-model
+# the task lists come from the benchmarks' declarations (Benchmark.demo_tasks, read by scripts/demo_tasks.py once the
+# venv is there): a new benchmark joins the demo from its own folder
+DEMO_TASKS_OF = $(shell $(BIN)/python scripts/demo_tasks.py $(1))
 # tiny: every benchmark that a causal LM can run (masked-LM tasks need --model hf-mlm), 10 documents each
-TINY_TASKS ?= stereoset_multi,gest,gest_mt,gerbbq,gerbbq_mc,sexist_statements_de_once,stereo_persona_de_once,neutral_persona_de_once,gender_persona_de,s_jsd_ext,stereotype_leakage,stereotype_leakage_gen_en,mbbq,mbbq_control,kobbq,kobbq_gen,eurogest
+TINY_TASKS ?= $(call DEMO_TASKS_OF,tiny)
 TINY_LIMIT ?= 10
 # smollm2: the log-likelihood tasks with hf-prefix on DEMO_LIMIT documents each, EuroGEST on DEMO_MORE_LIMIT (160: 10
 # sentences of each of its 16 stereotypes, the fewest its g_s is defined on), then the generative ones with the chat
-# template on DEMO_GEN_LIMIT (within 8 minutes on 2 CPU cores, see the README)
-DEMO_TASKS ?= stereoset_multi,gest_en,gerbbq_mc,s_jsd_en,stereotype_leakage_en,mbbq_en,mbbq_control_en,kobbq
+# template on DEMO_GEN_LIMIT
+DEMO_TASKS ?= $(call DEMO_TASKS_OF,scoring)
 DEMO_LIMIT ?= 100
-DEMO_MORE_TASKS ?= eurogest_de
+DEMO_MORE_TASKS ?= $(call DEMO_TASKS_OF,scoring_more)
 DEMO_MORE_LIMIT ?= 160
-DEMO_GEN_TASKS ?= gerbbq_amb,sexist_statements_de_once,gest_mt_cs,stereotype_leakage_gen_en,kobbq_gen
+DEMO_GEN_TASKS ?= $(call DEMO_TASKS_OF,generation)
 DEMO_GEN_LIMIT ?= 8
 DEMO_OUT ?= .cache/demo-results
 LM_EVAL := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/lm_eval

@@ -78,17 +78,21 @@ def downloaded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "cache"
 
 
-def test_benchmarks_read_these_sources():
-    assert {benchmark: set(names) for benchmark, names in benchmark_sources().items()} == {
-        "stereoset_multi": {"stereoset-multi"},
-        "gest": {"gest"},
-        "german_gender_bias": {"german-gender-bias"},
-        "s_jsd": {"s_jsd-multilingual", "crows-pairs"},
-        "stereotype_leakage": {"stereotype-leakage"},
-        "mbbq": {"mbbq"},
-        "kobbq": {"kobbq"},
-        "eurogest": {"eurogest", "eurogest-eval"},
-    }
+def test_each_benchmark_reads_the_sources_its_folder_declares():
+    """Derived from the registry: a benchmark reads every ``Source`` its ``sources.py`` declares or imports, and
+    each source is read by a benchmark (the ``data`` commands select files by benchmark)."""
+    import importlib
+
+    from lm_eval_stereo.core.upstream import Source
+
+    read = benchmark_sources()
+    assert list(read) == [bench.name for bench in registry.benchmarks()]
+    for bench in registry.benchmarks():
+        module = importlib.import_module(f"lm_eval_stereo.tasks.{bench.name}.sources")
+        declared = {value.name for value in vars(module).values() if isinstance(value, Source)}
+        assert set(read[bench.name]) == declared, bench.name
+    assert {name for names in read.values() for name in names} == set(registry.SOURCES)
+    assert read["s_jsd"] == ("s_jsd-multilingual", "crows-pairs") and read["eurogest"] == ("eurogest", "eurogest-eval")
 
 
 def test_fetch_over_http_caches_every_pinned_file_verified(downloaded: Path):
@@ -330,7 +334,7 @@ BAD_INPUT = {
     "unknown-benchmark": (
         ["data", "fetch", "--benchmarks", "gest,crows"],
         "lm-eval-stereo data fetch: error: argument --benchmarks: unknown benchmark(s) crows; choose from "
-        "stereoset_multi, gest, german_gender_bias, s_jsd, stereotype_leakage, mbbq, kobbq",
+        + ", ".join(bench.name for bench in registry.benchmarks()),
     ),
     "empty-benchmarks": (["data", "list", "--benchmarks", ","], "argument --benchmarks: expected benchmark names"),
     "mirror-without-dir": (["data", "mirror"], "lm-eval-stereo data mirror: error: the following arguments are"),

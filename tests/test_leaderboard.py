@@ -26,14 +26,26 @@ def test_both_groups_and_every_member_resolve_in_lm_evals_index() -> None:
 
 
 def test_scoring_and_generative_members_are_apart_and_unpinned_or_masked_tasks_are_out() -> None:
-    scoring, chat = set(_group("stereo_leaderboard")["task"]), set(_group("stereo_leaderboard_chat")["task"])
-    assert scoring == {
-        "stereoset_multi", "gest", "gerbbq_mc", "s_jsd", "stereotype_leakage", "mbbq", "mbbq_control", "kobbq",
-        "eurogest",
-    }  # fmt: skip
-    assert chat == {
-        "gerbbq", "sexist_statements_de", "stereo_persona_de", "neutral_persona_de", "gest_mt", "stereotype_leakage_gen",
-        "mbbq_gen", "mbbq_gen_control", "kobbq_gen",
-    }  # fmt: skip
-    assert not scoring & chat
-    assert not any("mlm" in name or name == "gest_pairs" or name.endswith("_once") for name in scoring | chat)
+    """Membership from the registry and the task YAMLs: every member belongs to a registered benchmark; the scoring
+    group's members score by log-likelihood only (no masked-LM or generative task), the chat group's by generation
+    only; every benchmark with a causal log-likelihood task is in the scoring group, every benchmark with a
+    generative task in the chat group."""
+    from readme_tables import GENERATION, LOGLIKELIHOOD, catalogue
+
+    from lm_eval_stereo.core import registry
+
+    scoring, chat = _group("stereo_leaderboard")["task"], _group("stereo_leaderboard_chat")["task"]
+    assert not set(scoring) & set(chat)
+    assert not any(name == "gest_pairs" or name.endswith("_once") for name in scoring + chat)
+    owners: dict[str, set[str]] = {"scoring": set(), "chat": set()}
+    for group, members, protocol in (("scoring", scoring, LOGLIKELIHOOD), ("chat", chat, GENERATION)):
+        for member in members:
+            (bench,) = [bench for bench in registry.benchmarks() if bench.owns(member)]
+            tasks = catalogue(tasks_path() / bench.name)
+            assert tasks.leaves(member), member
+            assert tasks.protocols([member]) == [protocol], member
+            owners[group].add(bench.name)
+    for bench in registry.benchmarks():
+        protocols = catalogue(tasks_path() / bench.name).protocols()
+        assert (bench.name in owners["scoring"]) == (LOGLIKELIHOOD in protocols), bench.name
+        assert (bench.name in owners["chat"]) == (GENERATION in protocols), bench.name

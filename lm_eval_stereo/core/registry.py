@@ -82,7 +82,9 @@ class Benchmark:
     are generated from), ``report_ideals``: the value the report measures a metric declared without a direction
     against (fnmatch pattern -> value; e.g. a leakage coefficient against 0, no carry-over, where the declaration stays
     undirected because the target language's own coefficient is expected positive), and ``commands``: subcommands of
-    the ``lm-eval-stereo`` console script that only this benchmark has (name -> ``main(argv) -> exit status``)."""
+    the ``lm-eval-stereo`` console script that only this benchmark has (name -> ``main(argv) -> exit status``), and
+    ``demo_tasks``: its tasks and groups in each run of ``make demo`` (:data:`DEMO_RUNS`; the Makefile reads them with
+    ``scripts/demo_tasks.py``)."""
 
     name: str
     title: str
@@ -94,17 +96,26 @@ class Benchmark:
     languages: tuple[str, ...] = ()
     report_ideals: Mapping[str, float] = field(default_factory=dict)
     commands: Mapping[str, Callable[[Sequence[str]], int]] = field(default_factory=dict)
+    demo_tasks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "options", tuple({option.name: option for option in self.options}.values()))
         foreign = [key for key in self.metric_sets if key.partition(".")[0] != self.name]
         if foreign:
             raise ValueError(f"benchmark {self.name}: metric-set ids must start with '{self.name}.': {foreign}")
+        unknown = sorted(set(self.demo_tasks) - set(DEMO_RUNS))
+        if unknown:
+            raise ValueError(f"benchmark {self.name}: demo_tasks of unknown runs {unknown}; known: {DEMO_RUNS}")
 
     def owns(self, task: str) -> bool:
         """Whether ``task`` (a task or group name) matches one of :attr:`task_patterns`."""
         return any(fnmatch.fnmatchcase(task, pattern) for pattern in self.task_patterns)
 
+
+#: the runs of ``make demo`` a benchmark names tasks for (:attr:`Benchmark.demo_tasks`): ``tiny``, a random tiny
+#: causal LM on every task it can run; with SmolLM2, ``scoring`` (log-likelihood, ``--model hf-prefix``),
+#: ``scoring_more`` (the same on more documents, where a statistic needs them) and ``generation`` (the chat template)
+DEMO_RUNS = ("tiny", "scoring", "scoring_more", "generation")
 
 _REGISTRY: dict[str, Benchmark] = {}
 

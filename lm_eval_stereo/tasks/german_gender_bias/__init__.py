@@ -52,4 +52,16 @@ BENCHMARK = Benchmark(
         ),
     ),
     languages=("de",),
+    demo_tasks={
+        "tiny": (
+            "gerbbq",
+            "gerbbq_mc",
+            "sexist_statements_de_once",
+            "stereo_persona_de_once",
+            "neutral_persona_de_once",
+            "gender_persona_de",
+        ),
+        "scoring": ("gerbbq_mc",),
+        "generation": ("gerbbq_amb", "sexist_statements_de_once"),
+    },
 )

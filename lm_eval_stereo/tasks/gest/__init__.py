@@ -27,4 +27,5 @@ BENCHMARK = Benchmark(
         ),
     ),
     languages=("en", *data.LANGUAGES),
+    demo_tasks={"tiny": ("gest", "gest_mt"), "scoring": ("gest_en",), "generation": ("gest_mt_cs",)},
 )

@@ -24,4 +24,5 @@ BENCHMARK = Benchmark(
         ),
     ),
     languages=("ko",),
+    demo_tasks={"tiny": ("kobbq", "kobbq_gen"), "scoring": ("kobbq",), "generation": ("kobbq_gen",)},
 )

@@ -22,4 +22,5 @@ BENCHMARK = Benchmark(
         ),
     ),
     languages=tuple(data.LANGUAGES),
+    demo_tasks={"tiny": ("mbbq", "mbbq_control"), "scoring": ("mbbq_en", "mbbq_control_en")},
 )

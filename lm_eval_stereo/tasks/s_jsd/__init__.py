@@ -21,4 +21,5 @@ BENCHMARK = Benchmark(
         ),
     ),
     languages=tuple(data.LANGUAGES),
+    demo_tasks={"tiny": ("s_jsd_ext",), "scoring": ("s_jsd_en",)},
 )

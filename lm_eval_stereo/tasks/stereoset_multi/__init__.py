@@ -14,4 +14,5 @@ BENCHMARK = Benchmark(
     sources=(STEREOSET_MULTI,),
     figures=(FigureSpec(figure.lms_ss_figure, "stereoset.png", "StereoSet: LMS vs SS", ("stereoset_multi.scores",)),),
     languages=data.LANGUAGES,
+    demo_tasks={"tiny": ("stereoset_multi",), "scoring": ("stereoset_multi",)},
 )

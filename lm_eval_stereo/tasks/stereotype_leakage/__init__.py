@@ -39,4 +39,9 @@ BENCHMARK = Benchmark(
     languages=tuple(data.LANGUAGES),
     report_ideals={"leak_coef_*": 0.0},
     commands={"leakage": leakage_command},
+    demo_tasks={
+        "tiny": ("stereotype_leakage", "stereotype_leakage_gen_en"),
+        "scoring": ("stereotype_leakage_en",),
+        "generation": ("stereotype_leakage_gen_en",),
+    },
 )
