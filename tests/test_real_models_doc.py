@@ -129,8 +129,8 @@ def test_model_difference_only_below_alpha():
     assert said.startswith("x: higher for SmolLM2-135M-Instruct than for Gemma 3 270M")
 
 
-def test_readme_caption_leaves_the_reading_to_the_page():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_report_page_caption_leaves_the_reading_to_the_page():
+    readme = (REPO / "docs" / "REPORT.md").read_text(encoding="utf-8")
     caption = readme[readme.index("*The StereoSet figure of the report over") :]
     caption = caption[: caption.index(".*\n") + 2]
     assert "cannot tell the candidates apart" not in caption and "53–61" not in caption

@@ -34,7 +34,8 @@ class Source:
     ``files`` pins the upstream files by path. ``mirror_files`` pins converted files that an offline mirror may hold
     instead of an upstream file (same stem, other suffix); ``mirror_converter``, declared by the benchmark, makes them
     from an upstream path and its verified local file. ``rehost`` is False where the licence allows no re-hosting: a
-    mirror of it is for one's own use.
+    mirror of it is for one's own use. ``citation`` is the paper the data comes with, written ``Surnames (year). Title.
+    Venue.`` (the README's benchmark table and citations are generated from it, ``scripts/readme_tables.py``).
     """
 
     name: str

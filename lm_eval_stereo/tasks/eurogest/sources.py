@@ -10,8 +10,8 @@ from lm_eval_stereo.core.pins import parse_pins
 from lm_eval_stereo.core.upstream import Source
 
 CITATION = (
-    "Rowe, Klimaszewski, Guillou, Vallor, Birch, EuroGEST: Investigating gender stereotypes in multilingual language "
-    "models (EMNLP 2025)"
+    "Rowe, Klimaszewski, Guillou, Vallor, Birch (2025). EuroGEST: Investigating gender stereotypes in multilingual "
+    "language models. EMNLP 2025."
 )
 
 EUROGEST = Source(

@@ -8,7 +8,8 @@ GEST = Source(
     repo="kinit-sk/gest",
     commit="7dd908cae11720ee5d95e43a4ab94fb410c8b790",
     licence="Apache-2.0",
-    citation="Pikuliak et al., Women Are Beautiful, Men Are Leaders (2024)",
+    citation="Pikuliak, Oreško, Hrčková, Šimko (2024). Women Are Beautiful, Men Are Leaders: Gender Stereotypes in "
+    "Machine Translation and Language Modeling. Findings of EMNLP 2024.",
     files=parse_pins(
         """
     a1129f3724b6d4f770b657a6a15b216f7284c5f23cc06fa90c911a53eb6a9c45     517161  data/annotations.csv

@@ -13,7 +13,7 @@ KOBBQ = Source(
     repo="naver-ai/KoBBQ",
     commit="0dd165aeaaacd1bd46c63513a9b2e9875eb6dce7",
     licence="MIT",
-    citation="Jin, Kim, Lee, Yoo, Oh, Lee, TACL 2024",
+    citation="Jin, Kim, Lee, Yoo, Oh, Lee (2024). KoBBQ: Korean Bias Benchmark for Question Answering. TACL.",
     files=parse_pins(
         """
     a09774bc173cad4312010ebabf3bac57ad88c1ed99fde5c204d61f40dec48e64       1078  LICENSE

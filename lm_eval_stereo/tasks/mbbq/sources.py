@@ -15,8 +15,8 @@ MBBQ = Source(
     repo="Veranep/MBBQ",
     commit="adaa40172cdcf52eb403c01954a1aef8b0b1e97d",
     licence="none declared (derived from BBQ, CC BY 4.0); 'intended for model evaluation, NOT for model training'",
-    citation="Neplenbroek, Bisazza, Fernández, MBBQ: A Dataset for Cross-Lingual Comparison of Stereotypes in "
-    "Generative LLMs (COLM 2024)",
+    citation="Neplenbroek, Bisazza, Fernández (2024). MBBQ: A Dataset for Cross-Lingual Comparison of Stereotypes in "
+    "Generative LLMs. COLM 2024.",
     files=parse_pins(
         """
     3c4f73e2d38c5a8874af5cc6a8816373510a97936111d6c5784b30419c7a88fe    2613828  data/Age_control_en.jsonl

@@ -8,7 +8,8 @@ S_JSD_MULTILINGUAL = Source(
     repo="VSteinborn/s_jsd-multilingual-bias",
     commit="b10302047b55043004a0280f8c2f63236ccea878",
     licence="CC BY-SA 4.0",
-    citation="Steinborn et al., An Information-Theoretic Approach and Dataset for Probing Gender Stereotypes in Multilingual Masked Language Models (2022)",
+    citation="Steinborn, Dufter, Jabbar, Schütze (2022). An Information-Theoretic Approach and Dataset for Probing "
+    "Gender Stereotypes in Multilingual Masked Language Models. Findings of NAACL 2022.",
     files=parse_pins(
         """
     172a8ad57c5b25647cd91affa7e3472d06dcdcbd783a129aa38dfd148a9c8665      85255  data/cps_translated_ar_formatted.csv
@@ -30,7 +31,8 @@ CROWS_PAIRS = Source(
     repo="nyu-mll/crows-pairs",
     commit="8aaac11c485473159ec9328a65253a5be9a479dc",
     licence="CC BY-SA 4.0",
-    citation="Nangia et al., CrowS-Pairs (2020)",
+    citation="Nangia, Vania, Bhalerao, Bowman (2020). CrowS-Pairs: A Challenge Dataset for Measuring Social Biases in "
+    "Masked Language Models. EMNLP 2020.",
     files=parse_pins(
         """
     dfb36986ce0502abbaf7055b9176da3d08d48e07df1251991b5dfbcbceab9d0c     437764  data/crows_pairs_anonymized.csv

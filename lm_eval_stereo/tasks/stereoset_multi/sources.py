@@ -11,7 +11,8 @@ STEREOSET_MULTI = Source(
     repo="slds-lmu/stereotypes-multi",
     commit="883f005dd9d003a6974e498f435629ec46d931c7",
     licence="CC BY-SA 4.0 (translation of the StereoSet dev set; the repository declares no licence)",
-    citation="Öztürk et al., How Different Is Stereotypical Bias Across Languages? (2023)",
+    citation="Öztürk, Nedelchev, Heumann, Garces Arias, Roger, Bischl, Aßenmacher (2023). How Different Is "
+    "Stereotypical Bias Across Languages? arXiv:2307.07331.",
     files=parse_pins(
         """
     f9107286b96c67b932bf5efc4a065f06c7d835f1c29fd282d8fda7a43688b517    3221935  create_dataset/data/intersentence/df_intersentence_de.pkl

@@ -9,7 +9,8 @@ STEREOTYPE_LEAKAGE = Source(
     repo="AnnaSou/Stereotype_Leakage",
     commit="8254eb7899da6e81969baca9e0aa76434565e92d",
     licence="MIT",
-    citation="Cao, Sotnikova et al., Multilingual LLMs Leak Human Stereotypes across Language Boundaries (2024)",
+    citation="Cao, Sotnikova, Zhao, Zou, Rudinger, Daumé III (2025). Multilingual Large Language Models Leak Human "
+    "Stereotypes across Language Boundaries. NLP4PI workshop 2025, arXiv:2312.07141.",
     files=parse_pins(
         """
     c9aa217dfb423e25810a72ddad7e928ee3b01091ed9d1acce7b73706c57bc86f      32528  aggre_tem.py
