@@ -1,4 +1,5 @@
-"""Write docs/REAL_MODELS.md from the committed results of scripts/run_real_models.py.
+"""Write docs/REAL_MODELS.md (an index) and one page per benchmark, docs/real_models/<benchmark>.md, from the
+committed results of scripts/run_real_models.py.
 
     python scripts/real_models_doc.py [RUNS...] [--timed RUNS...]
 
@@ -24,6 +25,7 @@ import math
 import re
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -521,11 +523,26 @@ def count_findings(report: Report, labels: list[str]) -> list[str]:
     return lines
 
 
-def findings(report: Report, paired_file: Path) -> list[str]:
+#: each benchmark's sentences, by its folder name: the first section of its page, ``docs/real_models/<name>.md`` (a
+#: new benchmark's section is one line here)
+BENCHMARK_FINDINGS: dict[str, Callable[[Report, list[str], dict], list[str]]] = {
+    "stereoset_multi": stereoset_findings,
+    "gest": gest_findings,
+    "eurogest": lambda report, labels, paired: eurogest_findings(report, labels),
+    "german_gender_bias": gerbbq_findings,
+    "kobbq": lambda report, labels, paired: kobbq_findings(report, labels),
+    "s_jsd": lambda report, labels, paired: s_jsd_findings(report, labels),
+    "mbbq": lambda report, labels, paired: mbbq_findings(report, labels),
+}
+
+
+def findings(report: Report, paired_file: Path) -> tuple[list[str], dict[str, list[str]], list[str]]:
+    """What the statistics say: the section's opening, each benchmark's sentences (:data:`BENCHMARK_FINDINGS`) and
+    the counts across benchmarks."""
     labels = [row.label for row in report.rows]
     paired, languages, significant = first_runs_tables(paired_file)
     comparisons = len(paired)
-    return [
+    opening = [
         "## What the statistics say",
         "",
         "Generated from the results files by `scripts/real_models_doc.py`: a headline against its ideal from its 95% "
@@ -534,16 +551,9 @@ def findings(report: Report, paired_file: Path) -> list[str]:
         f"{comparisons} model comparisons of [real_models/paired_first_runs.md](real_models/paired_first_runs.md) "
         f"(computed while the first runs' samples were there; it also holds {languages} language comparisons, "
         f"{significant} of them significant after Holm); a difference is stated only where p_holm < {ALPHA}.",
-        "",
-        *stereoset_findings(report, labels, paired),
-        *gest_findings(report, labels, paired),
-        *eurogest_findings(report, labels),
-        *gerbbq_findings(report, labels, paired),
-        *kobbq_findings(report, labels),
-        *s_jsd_findings(report, labels),
-        *mbbq_findings(report, labels),
-        *count_findings(report, labels),
     ]
+    per_benchmark = {name: said(report, labels, paired) for name, said in BENCHMARK_FINDINGS.items()}
+    return opening, per_benchmark, count_findings(report, labels)
 
 
 def local_models(report: Report) -> dict[str, str]:
@@ -564,8 +574,87 @@ def machine_free(text: str, results: Path, folders: dict[str, str]) -> str:
     return text
 
 
-def render(results: Path, notes: Path, paired_file: Path, html: Path | None = None) -> str:
-    """The page over the runs in ``results``; with ``html``, the HTML report and its figures written there."""
+def _sections(markdown: str) -> list[tuple[str, str]]:
+    """The report's markdown as (heading, text) sections at its ``### `` headings (the text before the first: "")."""
+    parts = re.split(r"\n(?=### )", markdown)
+    return [("", parts[0])] + [(part.split("\n", 1)[0][4:], part) for part in parts[1:]]
+
+
+#: where a line of the report's summary or provenance names its task: a summary row ``| ... (task) |``, a footnote
+#: ``- †n model · task: ...``, a provenance row ``| model | task | ...``
+_ROW_TASK = (
+    re.compile(r"^\| [^|]*\(([\w.-]+)\) \|"),
+    re.compile(r"^- †\d+ [^·]+ · ([\w.-]+):"),
+    re.compile(r"^\| [^|]+ \| ([\w.-]+) \|"),
+)
+
+
+def _row_task(line: str) -> str | None:
+    return next((found.group(1) for pattern in _ROW_TASK if (found := pattern.match(line))), None)
+
+
+def _rows_of(text: str, owns: Callable[[str], bool]) -> str:
+    """``text`` (the summary or the provenance) with only the rows and footnotes of the tasks ``owns`` accepts; a
+    table's header (the line above its ``|---`` line) is kept where a row of the table is."""
+    lines = text.split("\n")
+    kept: list[str] = []
+    header: list[str] = []
+    for at, line in enumerate(lines):
+        if at + 1 < len(lines) and lines[at + 1].startswith("|---") or line.startswith("|---"):
+            header = [line] if not line.startswith("|---") else [*header, line]
+            continue
+        task = _row_task(line)
+        if task is None:
+            kept.append(line)
+        elif owns(task):
+            kept += header + [line]
+            header = []
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+
+
+def benchmark_page(
+    bench_name: str, title: str, said: list[str], sections: list[tuple[str, str]], tasks: set[str]
+) -> str:
+    """One benchmark's page: its sentences, its rows of the report's summary, its tasks' details and provenance."""
+    owned = {task for task in tasks if _owner(task) == bench_name}
+    lines = [
+        f"# Real models: {title}",
+        "",
+        "Generated by `scripts/real_models_doc.py` from the committed results (the models, how they were run, and the "
+        "other benchmarks: [REAL_MODELS.md](../REAL_MODELS.md)).",
+        "",
+    ]
+    if said:
+        lines += ["## What the statistics say", "", *said, ""]
+    for heading, text in sections:
+        if heading == "Summary":
+            lines += ["## Summary", "", _rows_of(text.split("\n", 1)[1], owned.__contains__), ""]
+    if any(heading in owned for heading, _ in sections):
+        explained = next(text.split("\n", 1)[1].strip() for heading, text in sections if heading == "Details")
+        lines += ["## Details", "", explained, ""]
+        lines += [
+            f"### {heading}\n\n{text.split(chr(10), 1)[1].strip()}\n" for heading, text in sections if heading in owned
+        ]
+    for heading, text in sections:
+        if heading == "Provenance":
+            lines += ["## Provenance", "", _rows_of(text.split("\n", 1)[1], owned.__contains__), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _owner(task: str) -> str | None:
+    """The folder name of the benchmark a task of these runs belongs to, by its name (the runs predate the recorded
+    declaration), None for none."""
+    from lm_eval_stereo.core.registry import benchmark_by_task_name
+
+    bench = benchmark_by_task_name(task)
+    return bench.name if bench is not None else None
+
+
+def render(results: Path, notes: Path, paired_file: Path, html: Path | None = None) -> tuple[str, dict[str, str]]:
+    """The index page over the runs in ``results`` and one page per benchmark (by folder name); with ``html``, the
+    HTML report and its figures written there."""
+    import lm_eval_stereo.tasks  # noqa: F401  (registers the benchmarks)
+    from lm_eval_stereo.core.registry import benchmarks
     from lm_eval_stereo.report import build_report, render_markdown
 
     runs, timed = run_folders(results)
@@ -578,14 +667,29 @@ def render(results: Path, notes: Path, paired_file: Path, html: Path | None = No
         page.write_text(machine_free(page.read_text(encoding="utf-8"), results, folders), encoding="utf-8")
     markdown = machine_free(render_markdown(report), results, folders)
     markdown = re.sub(r"\n## ", "\n### ", markdown.split("\n", 1)[1])
+    sections = _sections(markdown)
+    tasks = {heading for heading, _ in sections if _owner(heading) is not None}
     columns = timing_columns([*runs, *timed])
     made = ", ".join(f"`{label}`" for label in sorted(folders.values()))
+    opening, per_benchmark, across = findings(report, paired_file)
+    titles = {bench.name: bench.title for bench in benchmarks()}
+    shown = sorted({_owner(task) for task in tasks}, key=list(titles).index)
+    pages = {name: benchmark_page(name, titles[name], per_benchmark.get(name, []), sections, tasks) for name in shown}
+    index = [f"- [{titles[name]}](real_models/{name}.md)" for name in shown]
     document = [
         notes.read_text(encoding="utf-8").rstrip(),
         "",
         backend_timing(columns, [row.label for row in report.rows]),
         "",
-        *findings(report, paired_file),
+        *opening,
+        "",
+        "Per benchmark, with its rows of the report's summary, its tasks' details and their provenance:",
+        "",
+        *index,
+        "",
+        "Across benchmarks:",
+        "",
+        *across,
         "",
         "## Wall time per task (seconds, one `lm_eval` call each: start-up, model loading, scoring, aggregation)",
         "",
@@ -601,10 +705,15 @@ def render(results: Path, notes: Path, paired_file: Path, html: Path | None = No
             "of the pinned wheel); the report names each by its folder name, as `pretrained` below does."
             if folders
             else ""
-        ),
-        markdown,
+        )
+        + " Its summary, details and provenance are on each benchmark's page.",
+        *[
+            text
+            for heading, text in sections
+            if heading not in ("Summary", "Details", "Provenance") and heading not in tasks
+        ],
     ]
-    return "\n".join(document).rstrip() + "\n"
+    return "\n".join(document).rstrip() + "\n", pages
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -621,9 +730,12 @@ def main(argv: list[str] | None = None) -> int:
         copy_results([*args.runs, *args.timed], args.results)
         (args.results / "timed.txt").write_text("".join(f"{run.name}\n" for run in args.timed), encoding="utf-8")
     html = None if args.no_html else args.out / "real_models" / "report"
-    page = render(args.results, args.notes, args.paired, html)
-    (args.out / "REAL_MODELS.md").write_text(page, encoding="utf-8")
-    if html is not None:  # the README's figure: the report's StereoSet figure over these runs
+    index, pages = render(args.results, args.notes, args.paired, html)
+    (args.out / "REAL_MODELS.md").write_text(index, encoding="utf-8")
+    (args.out / "real_models").mkdir(parents=True, exist_ok=True)
+    for name, page in pages.items():
+        (args.out / "real_models" / f"{name}.md").write_text(page, encoding="utf-8")
+    if html is not None:  # docs/REPORT.md's figure: the report's StereoSet figure over these runs
         shutil.copy(html / "stereoset.png", args.out / "report_stereoset.png")
     print(args.out / "REAL_MODELS.md")
     return 0

@@ -24,10 +24,22 @@ def _script():
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory) -> str:
+def written(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("docs")
     assert _script().main(["--no-html", "--out", str(out)]) == 0
-    return (out / "REAL_MODELS.md").read_text(encoding="utf-8")
+    return out
+
+
+def _pages(folder: Path) -> dict[str, str]:
+    """The index and the benchmarks' pages under ``folder`` (a ``docs`` folder), by path."""
+    paths = [folder / "REAL_MODELS.md", *sorted((folder / "real_models").glob("*.md"))]
+    return {path.relative_to(folder).as_posix(): path.read_text(encoding="utf-8") for path in paths}
+
+
+@pytest.fixture(scope="module")
+def page(written: Path) -> str:
+    """The index and every benchmark's page, one after the other."""
+    return "\n".join(_pages(written).values())
 
 
 def _bullet(page: str, start: str) -> str:
@@ -36,8 +48,27 @@ def _bullet(page: str, start: str) -> str:
     return found[0]
 
 
-def test_committed_page_is_what_the_script_writes(page):
-    assert page == PAGE.read_text(encoding="utf-8")
+def test_committed_pages_are_what_the_script_writes(written):
+    hand_written = {"real_models/intro.md", "real_models/paired_first_runs.md"}
+    committed = {name: text for name, text in _pages(PAGE.parent).items() if name not in hand_written}
+    assert committed == _pages(written)
+
+
+def test_the_index_links_one_page_per_benchmark(written):
+    from lm_eval_stereo.core import registry
+
+    index = (written / "REAL_MODELS.md").read_text(encoding="utf-8")
+    linked = re.findall(r"^- \[([^]]+)\]\(real_models/(\w+)\.md\)$", index, re.M)
+    assert [name for _, name in linked] == [bench.name for bench in registry.benchmarks()][: len(linked)]
+    assert len(linked) == 8 and len(index.splitlines()) < 250
+    for title, name in linked:
+        text = (written / "real_models" / f"{name}.md").read_text(encoding="utf-8")
+        assert text.startswith(f"# Real models: {title}\n") and "](../REAL_MODELS.md)" in text
+        tasks = set(re.findall(r"^### (\S+)$", text, re.M))
+        assert tasks and all(registry.benchmark(name).owns(task) for task in tasks)
+    assert "| KoBBQ · acc_amb (kobbq) | ↑ |  | 0.184 [0.134, 0.231] †43 |" in (
+        written / "real_models" / "kobbq.md"
+    ).read_text(encoding="utf-8")
 
 
 def test_gest_models_compared_by_their_paired_holm_p(page):
