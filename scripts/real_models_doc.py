@@ -593,6 +593,11 @@ def _row_task(line: str) -> str | None:
     return next((found.group(1) for pattern in _ROW_TASK if (found := pattern.match(line))), None)
 
 
+def _row_task_in(text: str) -> bool:
+    """Whether ``text`` holds a row or footnote of a task."""
+    return any(_row_task(line) is not None for line in text.split("\n") if not line.startswith("|---"))
+
+
 def _rows_of(text: str, owns: Callable[[str], bool]) -> str:
     """``text`` (the summary or the provenance) with only the rows and footnotes of the tasks ``owns`` accepts; a
     table's header (the line above its ``|---`` line) is kept where a row of the table is."""
@@ -673,7 +678,9 @@ def render(results: Path, notes: Path, paired_file: Path, html: Path | None = No
     made = ", ".join(f"`{label}`" for label in sorted(folders.values()))
     opening, per_benchmark, across = findings(report, paired_file)
     titles = {bench.name: bench.title for bench in benchmarks()}
-    shown = sorted({_owner(task) for task in tasks}, key=list(titles).index)
+    said = [name for name, lines in per_benchmark.items() if lines]
+    titles |= {name: name for name in said if name not in titles}  # a section of tasks no benchmark declares
+    shown = sorted({*(_owner(task) for task in tasks), *said}, key=list(titles).index)
     pages = {name: benchmark_page(name, titles[name], per_benchmark.get(name, []), sections, tasks) for name in shown}
     index = [f"- [{titles[name]}](real_models/{name}.md)" for name in shown]
     document = [
@@ -711,6 +718,12 @@ def render(results: Path, notes: Path, paired_file: Path, html: Path | None = No
             text
             for heading, text in sections
             if heading not in ("Summary", "Details", "Provenance") and heading not in tasks
+        ],
+        *[  # the rows of tasks no benchmark declares (lm_eval's own), where the report has any
+            f"### {heading}\n\n{rows}\n"
+            for heading, text in sections
+            if heading in ("Summary", "Provenance")
+            and _row_task_in(rows := _rows_of(text.split("\n", 1)[1], lambda task: _owner(task) is None))
         ],
     ]
     return "\n".join(document).rstrip() + "\n", pages
