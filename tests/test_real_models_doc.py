@@ -168,3 +168,14 @@ def test_report_page_caption_leaves_the_reading_to_the_page():
     assert '"What the statistics say"' in caption
     figure = (REPO / "docs" / "report_stereoset.png").read_bytes()
     assert figure == (REPO / "docs" / "real_models" / "report" / "stereoset.png").read_bytes()
+
+
+def test_a_page_keeps_a_tables_header_with_its_own_rows_and_footnotes():
+    script = _script()
+    text = (
+        "intro\n\n| headline (task) | ideal | a |\n|---|---:|---:|\n| X · m (x_1) | 1 | 2 †1 |\n| Y · m (y_1) | 1 | 3 †2 |"
+        "\n\n- †1 a · x_1: note\n- †2 a · y_1: note"
+    )
+    kept = script._rows_of(text, {"y_1"}.__contains__)
+    assert kept == "intro\n\n| headline (task) | ideal | a |\n|---|---:|---:|\n| Y · m (y_1) | 1 | 3 †2 |\n\n- †2 a · y_1: note"
+    assert script._rows_of(text, {"z_1"}.__contains__) == "intro"
