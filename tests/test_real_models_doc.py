@@ -177,5 +177,8 @@ def test_a_page_keeps_a_tables_header_with_its_own_rows_and_footnotes():
         "\n\n- †1 a · x_1: note\n- †2 a · y_1: note"
     )
     kept = script._rows_of(text, {"y_1"}.__contains__)
-    assert kept == "intro\n\n| headline (task) | ideal | a |\n|---|---:|---:|\n| Y · m (y_1) | 1 | 3 †2 |\n\n- †2 a · y_1: note"
+    assert (
+        kept
+        == "intro\n\n| headline (task) | ideal | a |\n|---|---:|---:|\n| Y · m (y_1) | 1 | 3 †2 |\n\n- †2 a · y_1: note"
+    )
     assert script._rows_of(text, {"z_1"}.__contains__) == "intro"
