@@ -113,6 +113,8 @@ class Cell:
         low, high = (self.values.get(bounds[0]), self.values.get(bounds[1])) if bounds else (None, None)
         counted = self.declaration.undefined_name(name) if self.declaration and not self.members else None
         undefined = self.values.get(counted) if counted else None
+        if undefined is not None and not is_number(undefined):  # the resamples the CI rests on are unknown: no CI
+            low = high = None
         return Estimate(
             self.values.get(name),
             float(low) if is_number(low) else None,

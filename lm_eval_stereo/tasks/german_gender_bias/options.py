@@ -3,7 +3,7 @@ registry."""
 
 from __future__ import annotations
 
-from lm_eval_stereo.core.options import anything, choice, integer, text
+from lm_eval_stereo.core.options import anything, choice, integer_at_least, text
 from lm_eval_stereo.core.registry import Option
 from lm_eval_stereo.core.values import flag
 from lm_eval_stereo.tasks.german_gender_bias.personas import cooccurrence
@@ -30,7 +30,10 @@ JUDGE_OPTIONS = (
     Option("judge_gen_kwargs", None, anything, "the judge's generation arguments"),
 )
 SEED_OPTION = Option(
-    "cooccurrence_seed", cooccurrence.DEFAULT_SEED, integer, "seed of the random halves of the intra-gender bias"
+    "cooccurrence_seed",
+    cooccurrence.DEFAULT_SEED,
+    integer_at_least(0),
+    "seed of the random halves of the intra-gender bias (numpy's seeds are >= 0)",
 )
 CLASSIFIED_PERSONA_OPTIONS = (WORDING_OPTION, *JUDGE_OPTIONS)
 GENDER_PERSONA_OPTIONS = (WORDING_OPTION, SEED_OPTION)
