@@ -266,3 +266,53 @@ def test_model_id_that_is_no_hub_id_exits_2_naming_the_rule(broken_results, tmp_
     assert proc.returncode == 2
     assert f"{model_id!r} is no hub id: expected ORG/NAME, each part 1-96 letters, digits" in proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith("lm-eval-stereo export: error: argument --model-id: ")
+
+
+def _set(data: dict, keys: tuple, value) -> dict:
+    target = data
+    for key in keys[:-1]:
+        target = target[key]
+    target[keys[-1]] = value
+    return data
+
+
+TASK = "stereoset_multi_de"
+
+
+@pytest.mark.parametrize(
+    ("keys", "value", "field", "problem"),
+    [
+        (("results", TASK, "ss,none"), "0.5", "ss", "not a number (str)"),
+        (("results", TASK, "ss,none"), {"a": 1}, "ss", "not a number (dict)"),
+        (("results", TASK, "ss_ci_high,none"), -1.0, "ss_ci_high", "low bound is above its high bound"),
+        (("results", TASK, "ss_ci_undefined,none"), 2.5, "ss_ci_undefined", "not an integer from 0 to 1000"),
+        (("results", TASK, "count,none"), -4, "count", "negative"),
+        (("results", TASK, "ss_stderr,none"), "abc", "ss", "stderr not a number"),
+        (("n-samples", TASK, "effective"), "x", f"n-samples.{TASK}", "non-negative integer counts"),
+        (("configs", TASK, "metadata"), [1], f"configs.{TASK}.metadata", "not an object"),
+        (("configs",), [1, 2], "configs", "not an object"),
+        (("group_subtasks", "stereoset_multi"), ["stereoset_multi"], "group_subtasks.stereoset_multi", "holds itself"),
+        (("date",), "yesterday", "date", "modification time is taken instead"),
+    ],
+    ids=["text", "object", "bounds-reversed", "undefined-fraction", "negative-count", "stderr", "n-samples",
+         "metadata", "configs", "group-cycle", "date"],
+)  # fmt: skip
+def test_each_malformed_field_is_one_problem_naming_it(tmp_path: Path, keys: tuple, value, field: str, problem: str):
+    """Every field of a results file is checked once where results/ reads it: one problem naming the field, never
+    a traceback; a refused value is Unusable, not a number."""
+    from test_results_layer import stereoset_results
+
+    from lm_eval_stereo.report import build_report
+    from lm_eval_stereo.results.fields import Unusable
+    from lm_eval_stereo.results.run import load_run
+
+    path = tmp_path / "results_2026-01-01T00-00-00.json"
+    path.write_text(json.dumps(_set(stereoset_results(), keys, value)))
+    run = load_run(path)
+    task = "stereoset_multi" if keys[0] == "group_subtasks" else TASK
+    found = [p for p in run.problems(task) if p.field == field]
+    assert len(found) == 1 and problem in found[0].message(path) and str(path) in found[0].message(path)
+    if keys[0] == "results" and "stderr" not in keys[2]:
+        assert isinstance(run.values(TASK)[keys[2].removesuffix(",none")], Unusable)
+    warnings = [w.message for w in build_report([path]).warnings]
+    assert any(found[0].message(path) in message for message in warnings)

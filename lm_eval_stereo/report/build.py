@@ -85,7 +85,7 @@ def _link_companions(cells: Mapping[tuple[str, str], Cell]) -> None:
         by_row.setdefault(key, {})[task] = cell
     for (task, key), cell in cells.items():
         cell.companions = {
-            other: (companion.values, (companion.run.data.get("configs") or {}).get(other) or {})
+            other: (companion.values, companion.run.task_config(other))
             for other, companion in by_row[key].items()
             if other != task
         }

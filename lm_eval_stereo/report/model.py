@@ -98,8 +98,7 @@ class Cell:
         metric = self.declaration.metric(name) if self.declaration else None
         if metric is None or metric.name != name or metric.beside is None:
             return None
-        configs = self.run.data.get("configs") or {}
-        config = configs.get(self.task) or {}
+        config = self.run.task_config(self.task)
         if metric.beside.model_wide:
             value = metric.beside.compute(self.values, config, self.companions)
         else:

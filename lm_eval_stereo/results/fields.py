@@ -116,9 +116,11 @@ def check_metrics(
                 refuse(values, bound, problem)
         low, high = (values.get(bound) for bound in declaration.interval_names(name))
         if is_number(low) and is_number(high) and low > high:
-            problems.append(Problem(task, name, (low, high), "its interval's low bound is above its high bound"))
+            high_name = declaration.interval_names(name)[1]
+            problems.append(Problem(task, high_name, (low, high), "the interval's low bound is above its high bound"))
             for bound in declaration.interval_names(name):
                 values[bound] = Unusable(values[bound])
+            low = high = None
         value = values.get(name)
         if is_number(value) and is_number(low) and is_number(high) and all(map(math.isfinite, (value, low, high))):
             if not low <= value <= high:

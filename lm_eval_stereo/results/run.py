@@ -88,15 +88,28 @@ class Run:
         self.metrics(task)
         self.items(task)
         _ = self.date
+        self._once("configs", "", self._configs)
         return [problem for problem in self._problems if problem.task in (task, "")]
+
+    def _configs(self) -> dict[str, Any]:
+        configs = self.data.get("configs")
+        if configs is None or isinstance(configs, dict):
+            return configs or {}
+        self.note(Problem("", "configs", configs, "not an object: what the tasks recorded is unknown"))
+        return {}
+
+    def task_config(self, task: str) -> dict[str, Any]:
+        """The config lm_eval kept of ``task`` (``configs.<task>``), empty when there is none or it is no object."""
+        config = self._once("configs", "", self._configs).get(task)
+        return config if isinstance(config, dict) else {}
 
     def metadata(self, task: str) -> dict[str, Any]:
         """The config metadata of ``task`` as lm_eval kept it (what the task recorded; empty for a group, and for
         metadata that is no object: a :class:`Problem`)."""
 
         def read() -> dict[str, Any]:
-            configs = self.data.get("configs")
-            config = configs.get(task) if isinstance(configs, dict) else None
+            configs = self._once("configs", "", self._configs)
+            config = configs.get(task)
             metadata = config.get("metadata") if isinstance(config, dict) else None
             if metadata is not None and not isinstance(metadata, dict):
                 self.note(Problem(task, f"configs.{task}.metadata", metadata, "not an object: what the task recorded"))
@@ -231,20 +244,32 @@ class Run:
 
     def members(self, task: str) -> tuple[str, ...]:
         """The leaf tasks of a group (nested groups expanded), () for a task."""
-        return self._once("members", task, lambda: self._members(task, ()))
 
-    def _members(self, task: str, within: tuple[str, ...]) -> tuple[str, ...]:
-        groups = self.data.get("group_subtasks") or {}
-        if task not in groups:
-            return ()
+        def read() -> tuple[str, ...]:
+            groups = self.data.get("group_subtasks") or {}
+            listed = groups.get(task)
+            if listed is None:
+                return ()
+            leaves = self._leaves(groups, task, ())
+            if leaves is None:
+                why = "not a list of task names, or a group that holds itself"
+                self.note(Problem(task, f"group_subtasks.{task}", listed, f"{why}: read as a task without members"))
+                return ()
+            return leaves
+
+        return self._once("members", task, read)
+
+    def _leaves(self, groups: dict[str, Any], task: str, within: tuple[str, ...]) -> tuple[str, ...] | None:
+        """The leaf tasks below group ``task``, None when a group below is no list of names or holds itself."""
         listed = groups[task]
-        if not isinstance(listed, list) or not all(isinstance(member, str) for member in listed) or task in within:
-            why = "a group that holds itself" if task in within else "not a list of task names"
-            self.note(Problem(task, f"group_subtasks.{task}", listed, f"{why}: read as a task without members"))
-            return ()
+        if task in within or not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):
+            return None
         leaves: list[str] = []
         for member in listed:
-            leaves += self._members(member, (*within, task)) or [member]
+            below = self._leaves(groups, member, (*within, task)) if member in groups else (member,)
+            if below is None:
+                return None
+            leaves += below
         return tuple(dict.fromkeys(leaves))
 
     def items(self, task: str) -> tuple[int, int] | None:
