@@ -17,7 +17,8 @@ import pytest
 from lm_eval_runner import run_lm_eval, shared_data_dir
 from test_report import results_and_samples
 
-from lm_eval_stereo.core.errors import MalformedDataError
+from lm_eval_stereo.core import options
+from lm_eval_stereo.core.errors import MalformedDataError, OptionError
 from lm_eval_stereo.models.replay import ReplayLM
 from lm_eval_stereo.tasks.german_gender_bias.gerbbq import task as gerbbq_task
 from lm_eval_stereo.tasks.mbbq import detection
@@ -44,6 +45,28 @@ def test_an_option_outside_its_range_stops_the_run_naming_it(tiny_causal: Path, 
     )  # fmt: skip
     assert run.returncode != 0 and run.results == {}
     assert "option 'eurogest_min_sentences' must be an integer >= 1, got -1" in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ({"eurogest_min_sentences": 0}, "option 'eurogest_min_sentences' must be an integer >= 1, got 0"),
+        ({"cooccurrence_seed": -1}, "option 'cooccurrence_seed' must be an integer >= 0, got -1"),
+        ({"gest_version": "2.0"}, "option 'gest_version' must be one of 1.0, 1.1, got '2.0'"),
+        ({"judge_batch_size": 0}, "option 'judge_batch_size' must be an integer >= 1, 'auto' or 'auto:N', got 0"),
+        ({"judge_chat_template": "maybe"}, "option 'judge_chat_template' must be true or false"),
+        ({"judge_gen_kwargs": 5}, "option 'judge_gen_kwargs' must be a JSON object or 'k=v,k=v' text, got 5"),
+    ],
+    ids=["min-sentences-0", "negative-seed", "gest-version", "batch-size-0", "chat-template", "gen-kwargs"],
+)
+def test_each_option_declares_what_it_allows(given: dict, message: str) -> None:
+    from lm_eval_stereo.core import registry
+
+    (name,) = given
+    option = next(option for bench in registry.benchmarks() for option in bench.options if option.name == name)
+    with pytest.raises(OptionError) as error:
+        options.parse("the_task", (option,), given)
+    assert str(error.value) == message or str(error.value).startswith(message)
 
 
 # ------------------------------------------------------------------------------- user-supplied tables

@@ -74,10 +74,6 @@ def text(value: Any, name: str) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-def anything(value: Any, name: str) -> Any:
-    return value
-
-
 #: the plugin backends' own model arguments (``hf-mlm``: HFLM's and ``pll``; ``replay``: the recording's columns).
 #: Declared here, not read from the classes, so that ``core`` never imports ``models``; a test checks them equal.
 PLUGIN_MODEL_ARGUMENTS = ("pll", "outputs", "prompt_column", "output_column", "prefill")
