@@ -182,6 +182,9 @@ def broken_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for model in ("org/text-headline", "org/infinite-headline", "org/outside-ci", "org/newer-plugin",
                   "org/bad-undefined", "org/one-bad-line", "org/reference"):  # fmt: skip
         results_and_samples(root, model, flags)
+    documents = {"effective": len(flags), "original": len(flags)}  # as many as each samples file holds
+    for results in root.rglob("results_*.json"):
+        _edit(results, lambda data: data["n-samples"].update({"stereoset_multi_en": documents}))
     folder = {name: root / f"org__{name}" for name in ("text-headline", "infinite-headline", "outside-ci",
               "newer-plugin", "bad-undefined", "one-bad-line")}  # fmt: skip
     task = "stereoset_multi_en"
@@ -281,6 +284,19 @@ def test_export_never_claims_resamples_its_interval_does_not_rest_on(broken_resu
     ss = [r for r in results if r["score_details"]["score"] == 70.0 and "confidence_interval" not in
           r["score_details"].get("uncertainty", {})]  # fmt: skip
     assert ss, "SS is published without an interval"
+
+
+def test_export_keeps_the_readable_items_of_a_samples_file_and_names_the_line_skipped(broken_results, tmp_path):
+    """One malformed samples line made the export drop every per-item line; now the other items are published and
+    the skipped line is named (the distance CI, resting on fewer items than the run's, is left out)."""
+    out = tmp_path / "records"
+    proc = command("export", broken_results / "org__one-bad-line", "--format", "eee", "--output", out)
+    assert proc.returncode == 0, proc.stderr
+    samples = next((broken_results / "org__one-bad-line").glob("samples_*.jsonl"))
+    assert f"1 malformed samples line(s) skipped ({samples}:4: not a JSON line" in proc.stderr
+    (sidecar,) = out.rglob("*_samples.jsonl")
+    keys = [json.loads(line)["sample_id"] for line in sidecar.read_text().splitlines()]
+    assert len(keys) == 19 and "en/intrasentence/0003" not in keys
 
 
 @pytest.mark.parametrize("model_id", ["my org/model", "org/name/extra", "org/na..me"])
