@@ -112,10 +112,15 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.format == "eee" and args.output is None:
         parser.error("argument --output: --format eee needs --output DIR")
+    from lm_eval_stereo.export.identity import IdentityError, display_name, parse_model_ids
+
+    try:  # a --model-id that is no hub id ends the command before any run is read
+        plain, by_pretrained = parse_model_ids(args.model_id)
+    except IdentityError as exc:
+        parser.fail("--model-id", str(exc))
     # imported once the arguments are known to be good: the declarations import every benchmark (and torch)
     from lm_eval_stereo.export.collect import collect
     from lm_eval_stereo.export.headlines import Omission
-    from lm_eval_stereo.export.identity import IdentityError, display_name, parse_model_ids
     from lm_eval_stereo.export.model_card import table
     from lm_eval_stereo.export.write import write_run
     from lm_eval_stereo.results.run import ReportError, load_runs, newest_runs, tied_runs
@@ -140,10 +145,6 @@ def main(argv: list[str]) -> int:
         return 2
     omissions = [omission for export in exports for omission in export.omissions]
     if args.format == "model-card":
-        try:
-            plain, by_pretrained = parse_model_ids(args.model_id)
-        except IdentityError as exc:
-            parser.fail("--model-id", str(exc))
         names = [display_name(export.run, plain, by_pretrained) for export in exports]
         print("\n\n".join(table(export, name) for export, name in zip(exports, names) if export.has_plugin_task))
     else:
