@@ -265,6 +265,9 @@ def test_runs_tied_on_date_are_decided_by_the_stated_rule_and_named(broken_repor
     assert f"{left} and {kept}" in line or f"{kept} and {left}" in line
     assert f"stereoset_multi_en taken from {kept}" in line and f"{left} left out" in line
     assert "on equal dates the results file whose path sorts last" in line
+    exported = command("export", broken_results / "org__reference", "--format", "model-card")
+    assert exported.returncode == 0, exported.stderr
+    assert f"warning: {line.removeprefix('- ⚠ ')}" in exported.stderr, "the export names the run left out too"
 
 
 # ------------------------------------------------------------------------------------------------ export
