@@ -291,7 +291,7 @@ def test_missing_or_truncated_samples_are_counted(lm_eval_run, tmp_path: Path, c
         )
     elif damage == "cut_mid_line":
         samples.write_text(text[: len(text) // 2], encoding="utf-8")
-        expected = "samples file unreadable"
+        expected = f"holds 4 items, the results {LIMIT} documents (truncated?)"  # the cut line counted, not an item
     elif damage == "lines_dropped":
         samples.write_text("".join(text.splitlines(keepends=True)[:5]), encoding="utf-8")
         expected = f"holds 5 items, the results {LIMIT} documents (truncated?)"
@@ -375,7 +375,11 @@ def test_a_local_folder_without_a_hub_id_stops_the_export(lm_eval_run, tmp_path:
     status, err, record = _run_export(args, capsys, model_id=None)
     assert status == 2 and err.count("\n") == 1 and record is None
     assert err.startswith("lm-eval-stereo export: error: argument --model-id: pretrained=") and "no hub id" in err
-    for bad, why in (("tiny", "names no developer"), ("unknown/tiny", "developer is unknown"), ("org/CON", "reserved")):
+    for bad, why in (
+        ("tiny", "is no hub id: expected ORG/NAME"),
+        ("unknown/tiny", "developer is unknown"),
+        ("org/CON", "reserved"),
+    ):
         status, err, record = _run_export(args, capsys, model_id=bad)
         assert (status, err.count("\n"), record) == (2, 1, None) and why in err, err
     status, err, _ = _run_export([*args, "--model-id", "elsewhere=org/x"], capsys)

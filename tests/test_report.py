@@ -700,18 +700,19 @@ def test_summary_marks_significant_paired_differences(tmp_path):
     assert (ss.difference, ss.discordant, ss.p) == (0.0, (30, 30), 1.0), "same SS, every item flipped"
 
 
-def test_a_corrupt_samples_file_is_named_with_its_line_and_not_compared(tmp_path):
+def test_a_corrupt_samples_line_is_named_and_the_rest_compared(tmp_path):
     results_and_samples(tmp_path, "good", [1] * 10 + [0] * 10)
     results_and_samples(tmp_path, "broken", [1] * 20)
     samples = next((tmp_path / "broken").glob("samples_*.jsonl"))
     samples.write_text(samples.read_text().replace('"doc_id": 3,', '"doc_id": 3'))
     report = build_report([tmp_path])
-    assert report.paired.models == []
+    (pair,) = report.paired.models
+    assert {c.n for c in pair.comparisons} == {19}, "the 19 readable items of the broken file"
     assert report.paired.notes == [
-        f"{samples}:4: not a JSON line (Expecting ',' delimiter: line 1 column 14 (char 13)) "
-        "(no paired statistics for broken on stereoset_multi_en)"
+        f"1 malformed line(s) of {samples} skipped ({samples}:4: not a JSON line (Expecting ',' delimiter: line 1 "
+        "column 14 (char 13))): broken on stereoset_multi_en compared on its other 19 items"
     ]
-    assert f"- Not compared: {samples}:4: not a JSON line" in render_markdown(report)
+    assert f"- Not compared: 1 malformed line(s) of {samples} skipped" in render_markdown(report)
 
 
 def test_paired_options_of_the_command(tmp_path):

@@ -23,7 +23,8 @@ REAL_MODELS = Path(__file__).resolve().parents[1] / "docs" / "real_models" / "re
 
 def stereoset_results(extra: dict[str, float] | None = None) -> dict:
     """A results file of the group ``stereoset_multi`` over ``_de`` and ``_en``, written by today's tasks."""
-    values = {f"{name},none": 0.5 for name in STEREOSET.names} | {f"{k},none": v for k, v in (extra or {}).items()}
+    values = {f"{name},none": 0 if name.endswith("_ci_undefined") else 0.5 for name in STEREOSET.names}
+    values |= {f"{k},none": v for k, v in (extra or {}).items()}
     metadata = {
         "version": 1.0,
         "benchmark": "stereoset_multi",

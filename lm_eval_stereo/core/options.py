@@ -56,13 +56,22 @@ def integer(value: Any, name: str) -> int:
     return int(value)
 
 
+def integer_at_least(minimum: int) -> Callable[[Any, str], int]:
+    """A parser accepting an integer of at least ``minimum``; a value below is an error naming the option, the value
+    and the range, never replaced by the nearest allowed one."""
+
+    def parse(value: Any, name: str) -> int:
+        number = integer(value, name)
+        if number < minimum:
+            raise OptionError(f"option {name!r} must be an integer >= {minimum}, got {value!r}")
+        return number
+
+    return parse
+
+
 def text(value: Any, name: str) -> str | None:
     """A string option; None and "" mean unset."""
     return None if value is None or value == "" else str(value)
-
-
-def anything(value: Any, name: str) -> Any:
-    return value
 
 
 #: the plugin backends' own model arguments (``hf-mlm``: HFLM's and ``pll``; ``replay``: the recording's columns).

@@ -53,7 +53,7 @@ def logged_items(run: Run, task: str) -> tuple[list[str] | None, str]:
     if logged.items is None:
         return None, ""
     documents = run.items(task)
-    if documents is not None and len(logged.items) != documents[0]:
+    if documents is not None and len(logged.items) + len(logged.skipped) != documents[0]:
         return None, (
             f"{logged.path.name} holds {len(logged.items)} items, the results {documents[0]} documents (truncated?): "
             "no distance CI, no per-item lines"
@@ -92,6 +92,10 @@ def collect(run: Run, tasks: list[str]) -> RunExport:
         items = [logged.items[key] for key in keys] if logged and logged.items and keys else None
         metric_set = declaration.metric_set
         distances = Distances(items, metric_set) if items and metric_set is not None else None
+        if logged is not None and logged.skipped:  # the distance's interval would rest on other items than the run's
+            distances = None
+            why = f"{len(logged.skipped)} malformed samples line(s) skipped ({logged.skipped[0]}"
+            export.omissions.append(Omission(task, "", f"{why}): no distance CI, no per-item line for them"))
         headlines, omitted = plugin_headlines(run, task, declaration, distances)
         export.headlines += headlines
         export.omissions += omitted

@@ -70,10 +70,19 @@ def _say_omissions(omissions: list[Omission]) -> None:
 
 def _no_bias_benchmark(exports: list[RunExport]) -> str:
     tasks = sorted({task for export in exports for task in export.run.tasks})
-    return (
-        f"no bias benchmark of lm-eval-stereo in these {len(exports)} run(s): they hold only lm_eval's own tasks "
-        f"({', '.join(tasks) or 'none'}); nothing exported"
+    unknown = sorted(
+        {
+            f"{p.task} ({p.value})"
+            for e in exports
+            for t in e.run.tasks
+            for p in e.run.problems(t)
+            if p.field == "metric_set"
+        }
     )
+    held = f"only lm_eval's own tasks ({', '.join(tasks) or 'none'})"
+    if unknown:
+        held = f"metric sets this lm-eval-stereo does not know (a newer plugin?): {', '.join(unknown)}"
+    return f"no bias benchmark of lm-eval-stereo in these {len(exports)} run(s): they hold {held}; nothing exported"
 
 
 def _identities(exports: list[RunExport], entries: list[str], availability: str) -> list[ModelIdentity]:
@@ -103,13 +112,18 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.format == "eee" and args.output is None:
         parser.error("argument --output: --format eee needs --output DIR")
+    from lm_eval_stereo.export.identity import IdentityError, display_name, parse_model_ids
+
+    try:  # a --model-id that is no hub id ends the command before any run is read
+        plain, by_pretrained = parse_model_ids(args.model_id)
+    except IdentityError as exc:
+        parser.fail("--model-id", str(exc))
     # imported once the arguments are known to be good: the declarations import every benchmark (and torch)
     from lm_eval_stereo.export.collect import collect
     from lm_eval_stereo.export.headlines import Omission
-    from lm_eval_stereo.export.identity import IdentityError, display_name, parse_model_ids
     from lm_eval_stereo.export.model_card import table
     from lm_eval_stereo.export.write import write_run
-    from lm_eval_stereo.results.run import ReportError, load_runs, newest_runs
+    from lm_eval_stereo.results.run import ReportError, load_runs, newest_runs, tied_runs
 
     try:
         runs, skipped = load_runs(args.paths)
@@ -118,16 +132,19 @@ def main(argv: list[str]) -> int:
         return 2
     for finding in skipped:
         print(f"{PROG}: warning: {finding.message}", file=sys.stderr)
+    if not args.all_runs:
+        for finding in tied_runs(runs):
+            print(f"{PROG}: warning: {finding.message}", file=sys.stderr)
     exports = [collect(run, tasks) for run, tasks in newest_runs(runs, args.all_runs)]
+    for export in exports:  # the fields the reader could not use (lm_eval_stereo.results.fields), once per run
+        problems = {p: None for task in export.run.tasks for p in export.run.problems(task)}
+        for problem in problems:
+            print(f"{PROG}: warning: {problem.message(export.run.path)}", file=sys.stderr)
     if not any(export.has_plugin_task for export in exports):
         print(f"{PROG}: error: {_no_bias_benchmark(exports)}", file=sys.stderr)
         return 2
     omissions = [omission for export in exports for omission in export.omissions]
     if args.format == "model-card":
-        try:
-            plain, by_pretrained = parse_model_ids(args.model_id)
-        except IdentityError as exc:
-            parser.fail("--model-id", str(exc))
         names = [display_name(export.run, plain, by_pretrained) for export in exports]
         print("\n\n".join(table(export, name) for export, name in zip(exports, names) if export.has_plugin_task))
     else:

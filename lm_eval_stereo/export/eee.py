@@ -56,7 +56,7 @@ def _source_data(headline: Headline, run: Run) -> dict[str, Any]:
             "url": [f"https://github.com/{source.repo}/tree/{source.commit}" for source in sources],
             "additional_details": {f"{source.name}_commit": source.commit for source in sources},
         }
-    config = (run.data.get("configs") or {}).get(headline.task) or {}
+    config = run.task_config(headline.task)
     details = {key: str(config[key]) for key in ("dataset_path", "dataset_name") if config.get(key)}
     return {"dataset_name": headline.task, "source_type": "other", "additional_details": details}
 

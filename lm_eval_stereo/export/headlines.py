@@ -22,6 +22,7 @@ from lm_eval_stereo.core.registry import Benchmark
 from lm_eval_stereo.export.distance import Distances, ItemsMismatch
 from lm_eval_stereo.report.capability import capability_ideal, capability_metrics
 from lm_eval_stereo.results.declaration import Declaration
+from lm_eval_stereo.results.fields import Unusable
 from lm_eval_stereo.results.run import Run, is_number
 
 #: how a distance to the ideal is named: ``<metric>_distance``
@@ -159,11 +160,17 @@ def plugin_headlines(
             omitted.append(Omission(task, metric.name, "left out: declared with no direction or ideal (not rankable)"))
             continue
         if value is None:
-            omitted.append(Omission(task, metric.name, f"left out: value {values[metric.name]!r} (EEE holds no NaN)"))
+            why = "malformed in the results" if isinstance(values[metric.name], Unusable) else "EEE holds no NaN"
+            omitted.append(Omission(task, metric.name, f"left out: value {values[metric.name]!r} ({why})"))
             continue
         low, high = (finite(values.get(bound)) for bound in metric.interval_names())
         interval = Interval(low, high) if low is not None and high is not None else None
-        if interval is None:
+        counted = values.get(metric.undefined_name) if metric.undefined_name else None
+        if interval is not None and counted is not None and _undefined(values, metric) is None:
+            interval = None  # the resamples it rests on are unknown: no interval and no count of resamples
+            why = f"exported without CI: its count of undefined resamples {metric.undefined_name} is {counted!r}"
+            omitted.append(Omission(task, metric.name, why))
+        elif interval is None:
             why = "a group: lm_eval averages its members" if run.members(task) else "not in the results"
             omitted.append(Omission(task, metric.name, f"exported without CI: no finite bootstrap interval ({why})"))
         # a task's lm_eval stderr is its bootstrap standard error (SummaryTask); a group's, lm_eval's pooling of them

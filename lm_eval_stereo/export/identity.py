@@ -29,6 +29,14 @@ AVAILABILITIES = ("open_weights", "closed_weights", "unknown")
 DEFAULT_DTYPE = "default (model config)"
 #: characters a datastore folder name may not hold (the validator's portable-name rule)
 _UNPORTABLE = re.compile(r'[<>:"\\|?*\x00-\x1f]')
+#: a Hugging Face hub id as the hub accepts one: ``ORG/NAME``, each part letters, digits, ``-``, ``_`` and ``.``,
+#: starting and ending with a letter or digit, at most 96 characters, no ``--`` or ``..`` (huggingface_hub's
+#: ``validate_repo_id``)
+HUB_ID_RULE = (
+    "ORG/NAME, each part 1-96 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, "
+    "without '--' or '..'"
+)
+_HUB_PART = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?")
 _RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
 
 
@@ -73,13 +81,22 @@ def datastore_folders(model_id: str) -> tuple[str, str]:
     return developer, "_".join(names)
 
 
+def check_hub_id(model_id: str) -> None:
+    """IdentityError naming :data:`HUB_ID_RULE` when ``model_id`` is no hub id (spaces, a third part, ``--``...)."""
+    parts = model_id.split("/")
+    valid = len(parts) == 2 and all(_HUB_PART.fullmatch(part) for part in parts)
+    if not valid or "--" in model_id or ".." in model_id:
+        raise IdentityError(f"{model_id!r} is no hub id: expected {HUB_ID_RULE}")
+
+
 def parse_model_ids(entries: list[str]) -> tuple[str | None, dict[str, str]]:
     """``--model-id`` entries: ``ORG/NAME`` (for the one local model of the runs) and ``PRETRAINED=ORG/NAME``;
-    IdentityError for an id that names no datastore folder."""
+    IdentityError for an id that is no hub id (:func:`check_hub_id`) or names no datastore folder."""
     plain: str | None = None
     by_pretrained: dict[str, str] = {}
     for entry in entries:
         pretrained, equals, hub_id = entry.rpartition("=")
+        check_hub_id(hub_id.strip())
         datastore_folders(hub_id)
         if equals:
             by_pretrained[pretrained.strip()] = hub_id.strip()

@@ -14,12 +14,19 @@ A request is matched on its prompt: the context itself, or the context without a
 plain concatenation of the messages, so the same prompts match. A prompt recorded k times answers its first k
 requests with its k outputs in file order (``repeats`` use them all); a request for an unknown prompt, or one more
 than recorded, is an error. Log-likelihood requests are not supported.
+
+Every recording is accounted for in the results (``config.replay``, :meth:`ReplayLM.get_model_info`) and in one
+warning: how many were recorded and used, the recordings left unused (with ``--limit``, or a file with more outputs
+than the run's prompts; the first few by file and row), the prompts recorded more than once, and ``null`` outputs
+(a failed request: answered as an empty generation, which the tasks count as ``empty``). A prompt or output that is
+neither text nor ``null`` is an error naming the file, row and column.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import defaultdict, deque
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +56,27 @@ def _csv_delimiter(path: Path) -> str:
     return best
 
 
-def read_recordings(path: Path, prompt_column: str, output_column: str) -> list[tuple[str, str]]:
-    """(prompt, output) pairs of one recorded-output file, in file order."""
+@dataclass(frozen=True)
+class Recording:
+    """One recorded output (None: recorded as ``null``) and where it is: file and row (CSV: the header is row 1;
+    JSON lines: line)."""
+
+    prompt: str
+    output: str | None
+    file: Path
+    row: int
+
+    @property
+    def place(self) -> str:
+        return f"{self.file}:{self.row}"
+
+
+#: how many recordings a warning names before it counts the rest
+NAMED = 5
+
+
+def read_recordings(path: Path, prompt_column: str, output_column: str) -> list[Recording]:
+    """The recordings of one recorded-output file, in file order."""
     required = [prompt_column, output_column]
     if path.suffix == ".jsonl":
         rows = read_jsonl(path, required=required)
@@ -58,13 +84,23 @@ def read_recordings(path: Path, prompt_column: str, output_column: str) -> list[
         rows = read_csv(path, required=required, delimiter=_csv_delimiter(path))
     else:
         raise MalformedDataError(str(path), "recorded outputs must be a .csv or .jsonl file")
-    pairs = []
+    recordings = []
     for number, row in enumerate(rows, start=2 if path.suffix == ".csv" else 1):
         prompt, output = row[prompt_column], row[output_column]
-        if not isinstance(prompt, str) or not isinstance(output, str):
-            raise MalformedDataError(str(path), "prompt and output must be text", row=number, field=prompt_column)
-        pairs.append((prompt, output))
-    return pairs
+        if not isinstance(prompt, str):
+            raise MalformedDataError(
+                str(path), f"the prompt must be text, got {_kind(prompt)}", row=number, field=prompt_column
+            )
+        if output is not None and not isinstance(output, str):
+            raise MalformedDataError(
+                str(path), f"the output must be text or null, got {_kind(output)}", row=number, field=output_column
+            )
+        recordings.append(Recording(prompt, output, path, number))
+    return recordings
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else f"{type(value).__name__} {value!r}"[:80]
 
 
 def recording_files(path: Path) -> list[Path]:
@@ -93,17 +129,58 @@ class ReplayLM(LM):
         super().__init__()
         self.source = Path(str(outputs)).expanduser()
         self.prefill = prefill
-        self._queues: dict[str, deque[str]] = defaultdict(deque)
+        self._queues: dict[str, deque[Recording]] = defaultdict(deque)
         for file in recording_files(self.source):
-            for prompt, output in read_recordings(file, prompt_column, output_column):
-                self._queues[prompt].append(output)
+            for recording in read_recordings(file, prompt_column, output_column):
+                self._queues[recording.prompt].append(recording)
         self._recorded = {prompt: len(queue) for prompt, queue in self._queues.items()}
+        self._answered_null: list[Recording] = []
         logger.info(
             "replay: %d recorded outputs for %d prompts from %s",
             sum(self._recorded.values()),
             len(self._recorded),
             self.source,
         )
+
+    def accounting(self) -> dict[str, Any]:
+        """Every recording accounted for: recorded, used, left unused (the first :data:`NAMED` by file and row),
+        prompts recorded more than once, and the ``null`` outputs answered as empty generations."""
+        unused = sorted((r for queue in self._queues.values() for r in queue), key=lambda r: (str(r.file), r.row))
+        recorded = sum(self._recorded.values())
+        return {
+            "source": str(self.source),
+            "recorded": recorded,
+            "used": recorded - len(unused),
+            "unused": len(unused),
+            "unused_first": [r.place for r in unused[:NAMED]],
+            "prompts_recorded_more_than_once": sum(1 for count in self._recorded.values() if count > 1),
+            "null_outputs": len(self._answered_null),
+            "null_outputs_first": [r.place for r in self._answered_null[:NAMED]],
+        }
+
+    def get_model_info(self) -> dict[str, Any]:
+        """What lm_eval adds to the results' ``config``: the :meth:`accounting` of the recordings under ``replay``."""
+        return {"replay": self.accounting()}
+
+    def _warn_unaccounted(self) -> None:
+        counts = self.accounting()
+        problems = []
+        if counts["unused"]:
+            more = counts["unused"] - len(counts["unused_first"])
+            problems.append(
+                f"{counts['unused']} of {counts['recorded']} recorded outputs left unused (no request for them: "
+                f"--limit, or more outputs than the run's prompts): {', '.join(counts['unused_first'])}"
+                + (f" and {more} more" if more > 0 else "")
+            )
+        if counts["null_outputs"]:
+            problems.append(
+                f"{counts['null_outputs']} null outputs answered as empty generations (counted by the tasks as "
+                f"empty): {', '.join(counts['null_outputs_first'])}"
+            )
+        if counts["prompts_recorded_more_than_once"]:
+            problems.append(f"{counts['prompts_recorded_more_than_once']} prompts recorded more than once")
+        if problems:
+            logger.warning("replay %s: %s (counted in the results' config.replay)", self.source, "; ".join(problems))
 
     def _key(self, context: str) -> str:
         if context in self._recorded:
@@ -126,7 +203,11 @@ class ReplayLM(LM):
                     f"replay: the prompt {key[:120]!r}... was requested more often than the "
                     f"{self._recorded[key]} outputs recorded for it in {self.source}"
                 )
-            outputs.append(queue.popleft())
+            recording = queue.popleft()
+            if recording.output is None:
+                self._answered_null.append(recording)
+            outputs.append("" if recording.output is None else recording.output)
+        self._warn_unaccounted()
         return outputs
 
     def loglikelihood(self, requests: list[Any], disable_tqdm: bool = False) -> list[tuple[float, bool]]:

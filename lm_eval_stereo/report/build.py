@@ -13,7 +13,7 @@ from lm_eval_stereo.report.comparisons import paired_comparisons
 from lm_eval_stereo.report.labels import model_labels
 from lm_eval_stereo.report.model import Cell, Report, Row
 from lm_eval_stereo.report.paired import PERMUTATIONS
-from lm_eval_stereo.results.run import Finding, Run, load_runs, newest_runs, oldest_first
+from lm_eval_stereo.results.run import Finding, Run, load_runs, newest_runs, oldest_first, tied_runs
 
 
 def _labels(runs: list[Run], all_runs: bool, overrides: Mapping[str, str] | None) -> dict[str, str]:
@@ -67,6 +67,8 @@ def build_report(
     _link_companions(cells)
     ordered = sorted(rows.values(), key=lambda row: row.label)
     report = Report(ordered, sorted({task for task, _ in cells}), cells, runs, skipped)
+    if not all_runs:
+        report.warnings += tied_runs(runs, _visible_tasks)
     if all(report.is_lm_eval_task(task) for task in report.tasks):
         report.warnings.append(_no_bias_benchmark(report))
     report.warnings += check(report)
@@ -83,7 +85,7 @@ def _link_companions(cells: Mapping[tuple[str, str], Cell]) -> None:
         by_row.setdefault(key, {})[task] = cell
     for (task, key), cell in cells.items():
         cell.companions = {
-            other: (companion.values, (companion.run.data.get("configs") or {}).get(other) or {})
+            other: (companion.values, companion.run.task_config(other))
             for other, companion in by_row[key].items()
             if other != task
         }
@@ -92,5 +94,14 @@ def _link_companions(cells: Mapping[tuple[str, str], Cell]) -> None:
 def _no_bias_benchmark(report: Report) -> Finding:
     """Said first when the results hold no task of the plugin: only lm_eval's own tasks (or none) are reported."""
     held = f"only lm_eval's own tasks ({', '.join(report.tasks)})" if report.tasks else "no task at all"
+    unknown = sorted(
+        {f"{p.task} ({p.value})" for cell in report.cells.values() for p in cell.run.problems(cell.task)
+         if p.field == "metric_set"}
+    )  # fmt: skip
+    if unknown:
+        held = (
+            f"tasks whose metric sets this lm-eval-stereo does not know (written by a newer plugin, or a benchmark "
+            f"not installed here): {', '.join(unknown)}; read as lm_eval's own tasks"
+        )
     message = f"no bias benchmark of lm-eval-stereo in these {len(report.runs)} results file(s): they hold {held}"
     return Finding("", "", "no bias benchmark", message)

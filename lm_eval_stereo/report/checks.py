@@ -152,7 +152,24 @@ def _limit_warnings(cell: Cell) -> list[Issue]:
     return [Issue("limit", f"scored on {scored}{option}: not the benchmark's full figure", scored)]
 
 
-CHECKS = (_share_warnings, _tie_warnings, _unscored_warnings, _resample_warnings, _fit_warnings, _limit_warnings)
+def _field_warnings(cell: Cell) -> list[Issue]:
+    """A field of the results file the reader could not use (:mod:`lm_eval_stereo.results.fields`), named with the
+    file and the task: the value is shown as unusable, and no verdict rests on it."""
+    found = []
+    for problem in cell.run.problems(cell.task):
+        unknown = problem.field == "metric_set"
+        caveat = "metric set unknown here" if unknown else f"{problem.field}: unusable"
+        caveat = caveat if problem.unusable else f"{problem.field}: outside its CI, no verdict"
+        metrics = (problem.metric,) if problem.metric in cell.values else ()
+        found.append(Issue("unknown metric set" if unknown else "malformed field", problem.message(cell.run.path),
+                           caveat, metrics))  # fmt: skip
+    return found
+
+
+CHECKS = (
+    _field_warnings, _share_warnings, _tie_warnings, _unscored_warnings, _resample_warnings, _fit_warnings,
+    _limit_warnings,
+)  # fmt: skip
 
 
 def check_cell(cell: Cell) -> list[Finding]:
@@ -178,6 +195,10 @@ KIND_MEANINGS = {
     "undefined resamples": "a 95% CI resting on the bootstrap resamples on which its metric is defined, not on all "
     f"(fewer than {MIN_DEFINED_SHARE:.0%} of them: no verdict)",
     "limit": "scored on part of the benchmark (--limit or fewer documents): not the benchmark's full figure",
+    "malformed field": "values of a results file that are not what lm_eval and the plugin write: shown as unusable, "
+    "no verdict rests on them",
+    "unknown metric set": "tasks whose metric set this lm-eval-stereo does not know (a newer plugin?)",
+    "tied runs": "runs of one model with the same date: the stated rule picked one, the other is named",
     "precision": "models or runs of one task scored in different dtypes: compare their numbers only at equal dtype",
 }
 

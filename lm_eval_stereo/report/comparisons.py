@@ -71,6 +71,12 @@ class _Source:
                     self.paired.without_samples_by_model.setdefault(cell.row.label, []).append(str(cell.run.path))
             elif logged.error is not None:
                 self.paired.notes.append(f"{logged.error} (no paired statistics for {cell.row.label} on {cell.task})")
+            if logged.skipped:
+                self.paired.notes.append(
+                    f"{len(logged.skipped)} malformed line(s) of {logged.path} skipped ({'; '.join(logged.skipped[:3])}"
+                    f"{'; ...' if len(logged.skipped) > 3 else ''}): {cell.row.label} on {cell.task} compared on "
+                    f"its other {len(items or {})} items"
+                )
             metric_set = _pairing_set(cell)
             if items and metric_set is not None and metric_set.pairing is not None:
                 items = metric_set.pairing.units(items.values())

@@ -15,10 +15,14 @@ from lm_eval_stereo.report.model import Report
 from lm_eval_stereo.report.paired import ALPHA, MCNEMAR, SIGN_FLIP, STOP_AFTER, PairedResult
 from lm_eval_stereo.report.tables import summary_columns
 from lm_eval_stereo.report.verdicts import cell_verdict
+from lm_eval_stereo.results.fields import Unusable
 
 
 def _finite(value: Any) -> Any:
-    """NaN and infinities as None, so that the JSON is standard."""
+    """NaN and infinities as None, so that the JSON is standard; so is a value the reader could not use (its warning
+    names it)."""
+    if isinstance(value, Unusable):
+        return None
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 

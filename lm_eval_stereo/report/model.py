@@ -98,8 +98,7 @@ class Cell:
         metric = self.declaration.metric(name) if self.declaration else None
         if metric is None or metric.name != name or metric.beside is None:
             return None
-        configs = self.run.data.get("configs") or {}
-        config = configs.get(self.task) or {}
+        config = self.run.task_config(self.task)
         if metric.beside.model_wide:
             value = metric.beside.compute(self.values, config, self.companions)
         else:
@@ -113,6 +112,8 @@ class Cell:
         low, high = (self.values.get(bounds[0]), self.values.get(bounds[1])) if bounds else (None, None)
         counted = self.declaration.undefined_name(name) if self.declaration and not self.members else None
         undefined = self.values.get(counted) if counted else None
+        if undefined is not None and not is_number(undefined):  # the resamples the CI rests on are unknown: no CI
+            low = high = None
         return Estimate(
             self.values.get(name),
             float(low) if is_number(low) else None,

@@ -2,7 +2,8 @@
 ``consistent`` (the ideal is inside the CI, bounds included). Only metrics whose ideal lies inside their range get a
 verdict; directed ones (LMS, accuracy) and those without a CI get none, and so does a CI without width (every
 resample gave the same value, e.g. a GEST MT rate over translations whose gender was never detected): it says nothing
-about how small an effect the sample could have shown. Nor does a bootstrap CI that rests on fewer than
+about how small an effect the sample could have shown. Nor does a value that is no finite number or lies outside its
+own CI (a malformed results file: :mod:`lm_eval_stereo.results.fields`), nor a bootstrap CI that rests on fewer than
 :data:`MIN_DEFINED_SHARE` of the resamples (the metric was undefined on the others, ``<m>_ci_undefined``): it
 describes the resamples on which the metric happens to be defined, not the sample; one that rests on fewer than all
 carries a caveat (:mod:`lm_eval_stereo.report.checks`).
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Literal
 from lm_eval_stereo.core.bootstrap import DEFAULT_ITERS
 from lm_eval_stereo.report.formatting import decimals, format_value, places_against
 from lm_eval_stereo.report.model import Estimate
+from lm_eval_stereo.results.fields import is_number
 from lm_eval_stereo.results.ideals import Ideal
 
 if TYPE_CHECKING:
@@ -52,8 +54,10 @@ def verdict(estimate: Estimate, ideal: Ideal | None) -> Verdict | None:
     """Where the CI lies against a middle ideal; None without such an ideal or a finite CI."""
     if ideal is None or ideal.direction != "target" or ideal.value is None:
         return None
-    low, high = estimate.low, estimate.high
+    low, high, value = estimate.low, estimate.high, estimate.value
     if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)) or low == high:
+        return None
+    if not is_number(value) or not math.isfinite(value) or not low <= value <= high:  # a value its CI does not hold
         return None
     if too_few_resamples(estimate):
         return None

@@ -23,6 +23,7 @@ from lm_eval_stereo.core import registry
 from lm_eval_stereo.results import legacy
 from lm_eval_stereo.results.declaration import Declaration
 from lm_eval_stereo.results.errors import ReportError
+from lm_eval_stereo.results.fields import Problem
 
 
 class RecordedRun(Protocol):
@@ -38,6 +39,8 @@ class RecordedRun(Protocol):
 
     def declaration(self, task: str) -> Declaration | None: ...
 
+    def note(self, problem: Problem) -> None: ...
+
 
 def resolve(run: RecordedRun, task: str) -> Declaration | None:
     """The declaration of ``task`` (a task or group) in ``run``; None for lm_eval's own tasks and groups. Use
@@ -52,11 +55,16 @@ def resolve(run: RecordedRun, task: str) -> Declaration | None:
         return Declaration(benchmarks[0] if len(benchmarks) == 1 else None, metric_sets, benchmarks)
     metadata = run.metadata(task)
     if legacy.written_before(metadata):
-        found = legacy.declaration(task, run.values(task), metadata)
+        found = legacy.declaration(task, run.raw_metrics(task)[0], metadata)
         return Declaration(found[0], found[1], (found[0],)) if found is not None else None
     metric_set_id = metadata["metric_set"]
-    bench = registry.benchmark_of_metric_set(metric_set_id)
+    bench = registry.benchmark_of_metric_set(metric_set_id) if isinstance(metric_set_id, str) else None
     if bench is None:
+        why = (
+            "a metric set this lm-eval-stereo does not know: written by a newer plugin, or by a benchmark not "
+            "installed here (upgrade or install it); read as one of lm_eval's own tasks, without ideals or verdicts"
+        )
+        run.note(Problem(task, "metric_set", metric_set_id, why))
         return None
     try:
         metric_set = registry.metric_set(metric_set_id, task, metadata)

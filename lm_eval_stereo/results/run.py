@@ -4,7 +4,10 @@ A :class:`Run` is one file; it knows the evaluated model (``config.model`` and `
 and per task its metrics, stderrs, group members, documents scored (``n-samples``), version and options. It is the
 one reader of its run: per task it resolves the declaration once (:meth:`Run.declaration`, groups included) and
 reads the logged items and documents once (:meth:`Run.logged`). An unreadable file is an error that names it; next to
-readable files it is skipped with a warning. :func:`newest_runs` is the one rule of which run a task comes from.
+readable files it is skipped with a warning. Every value, interval, count and recorded fact is type- and range-checked
+where it is read (:mod:`lm_eval_stereo.results.fields`): what cannot be used is :class:`~.fields.Unusable` and a
+:class:`~.fields.Problem` of :meth:`Run.problems`. :func:`newest_runs` is the one rule of which run a task comes
+from; :func:`tied_runs` names the runs it leaves out on a tie.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from lm_eval_stereo.core.registry import RECORDED
 from lm_eval_stereo.core.values import parse_model_args
 from lm_eval_stereo.results.declarations import resolve
 from lm_eval_stereo.results.errors import ReportError
+from lm_eval_stereo.results.fields import Problem, check_metrics, count, is_number
 
 if TYPE_CHECKING:
     from lm_eval_stereo.results.declaration import Declaration
@@ -51,11 +55,6 @@ class Finding:
         return bool(self.caveat) and (self.task, self.model) == (task, model) and metric in (self.metrics or (metric,))
 
 
-def is_number(value: Any) -> bool:
-    """Whether ``value`` is an int or float (not a bool)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def is_nan(value: Any) -> bool:
     """Whether ``value`` is a float NaN."""
     return isinstance(value, float) and math.isnan(value)
@@ -68,6 +67,7 @@ class Run:
     path: Path
     data: dict[str, Any]
     _cache: dict[tuple[str, str], Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _problems: list[Problem] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def _once(self, what: str, task: str, read: Callable[[], Any]) -> Any:
         key = (what, task)
@@ -75,9 +75,46 @@ class Run:
             self._cache[key] = read()
         return self._cache[key]
 
+    def note(self, problem: Problem) -> None:
+        """Record a field the reader could not use (read once, so noted once)."""
+        self._problems.append(problem)
+
+    def problems(self, task: str) -> list[Problem]:
+        """The fields of ``task`` (and of the file) the reader could not use, each read once
+        (:mod:`lm_eval_stereo.results.fields`)."""
+        self.metadata(task)
+        self.metrics(task)
+        self.items(task)
+        _ = self.date
+        self._once("configs", "", self._configs)
+        return [problem for problem in self._problems if problem.task in (task, "")]
+
+    def _configs(self) -> dict[str, Any]:
+        configs = self.data.get("configs")
+        if configs is None or isinstance(configs, dict):
+            return configs or {}
+        self.note(Problem("", "configs", configs, "not an object: what the tasks recorded is unknown"))
+        return {}
+
+    def task_config(self, task: str) -> dict[str, Any]:
+        """The config lm_eval kept of ``task`` (``configs.<task>``), empty when there is none or it is no object."""
+        config = self._once("configs", "", self._configs).get(task)
+        return config if isinstance(config, dict) else {}
+
     def metadata(self, task: str) -> dict[str, Any]:
-        """The config metadata of ``task`` as lm_eval kept it (what the task recorded; empty for a group)."""
-        return dict(((self.data.get("configs") or {}).get(task) or {}).get("metadata") or {})
+        """The config metadata of ``task`` as lm_eval kept it (what the task recorded; empty for a group, and for
+        metadata that is no object: a :class:`Problem`)."""
+
+        def read() -> dict[str, Any]:
+            configs = self._once("configs", "", self._configs)
+            config = configs.get(task)
+            metadata = config.get("metadata") if isinstance(config, dict) else None
+            if metadata is not None and not isinstance(metadata, dict):
+                self.note(Problem(task, f"configs.{task}.metadata", metadata, "not an object: what the task recorded"))
+                return {}
+            return metadata or {}
+
+        return dict(self._once("metadata", task, read))
 
     def declaration(self, task: str) -> Declaration | None:
         """The declaration of ``task`` (a task or group), resolved once (:func:`lm_eval_stereo.results.declarations.
@@ -147,15 +184,35 @@ class Run:
     @property
     def date(self) -> float:
         """When the run started (lm_eval's ``date``), else the file's modification time."""
-        date = self.data.get("date")
-        return float(date) if is_number(date) else self.path.stat().st_mtime
+
+        def read() -> float:
+            date = self.data.get("date")
+            if is_number(date):
+                return float(date)
+            if date is not None:
+                self.note(Problem("", "date", date, "not a number: the file's modification time is taken instead"))
+            return self.path.stat().st_mtime
+
+        return self._once("date", "", read)
 
     @property
     def tasks(self) -> list[str]:
         return list(self.data["results"])
 
     def metrics(self, task: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        """``({metric: value}, {metric: stderr})`` of a task; a metric of a second filter is named ``name[filter]``."""
+        """``({metric: value}, {metric: stderr})`` of a task, checked once (:func:`lm_eval_stereo.results.fields.
+        check_metrics`: what cannot be used is ``Unusable``); a metric of a second filter is named ``name[filter]``."""
+
+        def read() -> tuple[dict[str, Any], dict[str, Any]]:
+            values, stderrs, problems = check_metrics(task, *self.raw_metrics(task), self.declaration(task))
+            self._problems.extend(problems)
+            return values, stderrs
+
+        values, stderrs = self._once("metrics", task, read)
+        return dict(values), dict(stderrs)
+
+    def raw_metrics(self, task: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """:meth:`metrics` as the file holds them, unchecked: only for finding the declaration that checks them."""
         filters: list[str] = []
         values: dict[str, Any] = {}
         stderrs: dict[str, Any] = {}
@@ -183,33 +240,64 @@ class Run:
 
     def members(self, task: str) -> tuple[str, ...]:
         """The leaf tasks of a group (nested groups expanded), () for a task."""
-        groups = self.data.get("group_subtasks") or {}
-        if task not in groups:
-            return ()
+
+        def read() -> tuple[str, ...]:
+            groups = self.data.get("group_subtasks") or {}
+            listed = groups.get(task)
+            if listed is None:
+                return ()
+            leaves = self._leaves(groups, task, ())
+            if leaves is None:
+                why = "not a list of task names, or a group that holds itself"
+                self.note(Problem(task, f"group_subtasks.{task}", listed, f"{why}: read as a task without members"))
+                return ()
+            return leaves
+
+        return self._once("members", task, read)
+
+    def _leaves(self, groups: dict[str, Any], task: str, within: tuple[str, ...]) -> tuple[str, ...] | None:
+        """The leaf tasks below group ``task``, None when a group below is no list of names or holds itself."""
+        listed = groups[task]
+        if task in within or not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):
+            return None
         leaves: list[str] = []
-        for member in groups[task]:
-            leaves += self.members(member) or [member]
+        for member in listed:
+            below = self._leaves(groups, member, (*within, task)) if member in groups else (member,)
+            if below is None:
+                return None
+            leaves += below
         return tuple(dict.fromkeys(leaves))
 
     def items(self, task: str) -> tuple[int, int] | None:
         """(effective, original) documents of a task from lm_eval's ``n-samples``, totals for a group."""
-        n_samples = self.data.get("n-samples") or {}
-        tasks = self.members(task) or (task,)
-        counts = [n_samples[t] for t in tasks if isinstance(n_samples.get(t), dict)]
-        if not counts:
-            return None
-        return sum(int(c.get("effective", 0)) for c in counts), sum(int(c.get("original", 0)) for c in counts)
+
+        def read() -> tuple[int, int] | None:
+            n_samples = self.data.get("n-samples") or {}
+            counts = []
+            for name in self.members(task) or (task,):
+                if name not in n_samples:
+                    continue
+                found = count(n_samples[name], "effective"), count(n_samples[name], "original")
+                if None in found:
+                    why = "not an object of non-negative integer counts effective and original"
+                    self.note(Problem(name, f"n-samples.{name}", n_samples[name], why))
+                    continue
+                counts.append(found)
+            return (sum(c[0] for c in counts), sum(c[1] for c in counts)) if counts else None
+
+        return self._once("items", task, read)
 
     def version(self, task: str) -> str:
         """The task's version: lm_eval's ``versions`` entry, else the task config's ``metadata.version``."""
-        version = (self.data.get("versions") or {}).get(task)
+        versions = self.data.get("versions")
+        version = versions.get(task) if isinstance(versions, dict) else None
         if version is None:
-            version = ((self.data.get("configs") or {}).get(task, {}).get("metadata") or {}).get("version")
+            version = self.metadata(task).get("version")
         return "?" if version is None else str(version)
 
     def options(self, task: str) -> dict[str, Any]:
         """Task settings from ``--metadata`` (e.g. ``gest_version``): the config metadata minus the model args."""
-        metadata = ((self.data.get("configs") or {}).get(task, {}).get("metadata")) or {}
+        metadata = self.metadata(task)
         noise = set(self.model_args) | set(_METADATA_NOISE) | set(RECORDED)
         return {key: value for key, value in metadata.items() if key not in noise}
 
@@ -265,9 +353,34 @@ def load_runs(paths: list[str | Path]) -> tuple[list[Run], list[Finding]]:
     return runs, [Finding("", "", "skipped file", f"{error} (skipped)") for error in errors]
 
 
+#: how :func:`newest_runs` orders runs of one model and task: by lm_eval's ``date``, a tie by the results file's path
+TIE_RULE = "the newest date wins; on equal dates the results file whose path sorts last"
+
+
 def oldest_first(runs: list[Run]) -> list[Run]:
-    """The runs by date (then path), oldest first."""
+    """The runs by date (then path: :data:`TIE_RULE`), oldest first."""
     return sorted(runs, key=lambda run: (run.date, str(run.path)))
+
+
+def tied_runs(runs: list[Run], tasks: Callable[[Run], list[str]] | None = None) -> list[Finding]:
+    """A warning for each run that :func:`newest_runs` leaves out for a task because another run of the same model
+    has the same date (:data:`TIE_RULE` decided), naming both files and the tasks."""
+    chosen = {(run.identity, task): run for run, names in newest_runs(runs, tasks=tasks) for task in names}
+    left: dict[tuple[int, int], list[str]] = {}
+    for run in runs:
+        for task in tasks(run) if tasks is not None else run.tasks:
+            kept = chosen.get((run.identity, task))
+            if kept is not None and kept is not run and kept.date == run.date:
+                left.setdefault((id(kept), id(run)), []).append(task)
+    by_id = {id(run): run for run in runs}
+    return [
+        Finding(
+            "", "", "tied runs",
+            f"{by_id[kept].path} and {by_id[out].path}: one model ({by_id[kept].identity}), the same date: "
+            f"{', '.join(names)} taken from {by_id[kept].path} ({TIE_RULE}); {by_id[out].path} left out",
+        )
+        for (kept, out), names in left.items()
+    ]  # fmt: skip
 
 
 def newest_runs(

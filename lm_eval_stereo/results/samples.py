@@ -28,44 +28,54 @@ def samples_path(results_path: Path, task: str) -> Path:
 class Logged:
     """What a task's samples file holds: ``items`` by key (None when there is no file, it could not be read, or its
     samples carry no plugin item: not a plugin task), the logged ``documents`` as JSON by item key, and the
-    ``error`` that made the file unreadable (None when it was read, or is absent)."""
+    ``error`` that made the file unreadable (None when it was read, or is absent), and the malformed lines
+    ``skipped`` (``path:line: why``)."""
 
     path: Path
     exists: bool
     items: Items | None = None
     documents: dict[str, str] = field(default_factory=dict)
     error: Exception | None = None
+    skipped: tuple[str, ...] = ()
 
     def sorted_items(self) -> list[dict[str, Any]]:
         """The items sorted by key, as the task computed its metrics (empty without items)."""
         return [self.items[key] for key in sorted(self.items)] if self.items else []
 
 
-def read_items(path: Path, key_of: KeyOf, key_name: str) -> tuple[Items | None, dict[str, str]]:
-    """The plugin items of a samples file by key and their logged documents (None when its samples carry no item:
-    not a plugin task); ``key_of`` gives an item's key, ``key_name`` names it in errors.
-
-    Raises ValueError naming the file and line when a line is not JSON or an item has no key.
-    """
+def read_items(path: Path, key_of: KeyOf, key_name: str) -> tuple[Items | None, dict[str, str], list[str]]:
+    """The plugin items of a samples file by key, their logged documents (None when no line carries an item: not a
+    plugin task) and the malformed lines skipped (``path:line: why``); ``key_of`` gives an item's key, ``key_name``
+    names it. ValueError naming the first malformed line when no line gave an item."""
     items: Items = {}
     documents: dict[str, str] = {}
+    skipped: list[tuple[int, str]] = []
+    without_item: list[tuple[int, str]] = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         try:
             sample = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{number}: not a JSON line ({exc})") from exc
-        names = sample.get("metrics") or []
-        item = sample.get(names[0]) if names else None
+            skipped.append((number, f"{path}:{number}: not a JSON line ({exc})"))
+            continue
+        names = sample.get("metrics") if isinstance(sample, dict) else None
+        item = sample.get(names[0]) if isinstance(names, list) and names and isinstance(names[0], str) else None
         if not isinstance(item, dict):
-            return None, {}
+            without_item.append((number, f"{path}:{number}: no logged item (a sample object with its metrics' item)"))
+            continue
         key = key_of(item)
-        if key is None:
-            raise ValueError(f"{path}:{number}: the item under {names[0]!r} has no {key_name}")
+        if key is None or str(key) in items:
+            why = f"the item has no {key_name}" if key is None else f"its {key_name} {key!r} was logged before"
+            skipped.append((number, f"{path}:{number}: {why}"))
+            continue
         items[str(key)] = item
         documents[str(key)] = json.dumps(sample.get("doc"), sort_keys=True)
-    return items, documents
+    if not items and skipped:
+        raise ValueError(f"{skipped[0][1]} (and {len(skipped) - 1} more malformed lines; no item read)")
+    if not items:
+        return None, {}, []
+    return items, documents, [why for _, why in sorted(skipped + without_item)]
 
 
 def read_logged(path: Path, key_of: KeyOf, key_name: str) -> Logged:
@@ -73,7 +83,7 @@ def read_logged(path: Path, key_of: KeyOf, key_name: str) -> Logged:
     if not path.is_file():
         return Logged(path, False)
     try:
-        items, documents = read_items(path, key_of, key_name)
+        items, documents, skipped = read_items(path, key_of, key_name)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return Logged(path, True, error=exc)
-    return Logged(path, True, items, documents)
+    return Logged(path, True, items, documents, skipped=tuple(skipped))

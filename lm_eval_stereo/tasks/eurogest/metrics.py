@@ -73,7 +73,7 @@ def stereotype_ratios(stereotypes: np.ndarray, ratios: np.ndarray, min_sentences
     values = {}
     for s in STEREOTYPES:
         chosen = ratios[stereotypes == s]
-        values[s] = float(chosen.mean()) if chosen.size >= max(min_sentences, 1) else math.nan
+        values[s] = float(chosen.mean()) if chosen.size and chosen.size >= min_sentences else math.nan
     return values
 
 

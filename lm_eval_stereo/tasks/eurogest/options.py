@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lm_eval_stereo.core.options import integer
+from lm_eval_stereo.core.options import integer_at_least
 from lm_eval_stereo.core.registry import Option
 from lm_eval_stereo.core.values import flag
 
@@ -22,8 +22,8 @@ WHOLE_SEQUENCE = Option(
 MIN_SENTENCES = Option(
     "eurogest_min_sentences",
     10,
-    integer,
-    "a stereotype with fewer scored sentences is NaN (the reference: 10)",
+    integer_at_least(1),
+    "a stereotype with fewer scored sentences is NaN (the reference: 10; at least 1)",
 )
 COMPLETE_ONLY = Option(
     "eurogest_complete_only",

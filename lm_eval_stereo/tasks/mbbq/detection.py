@@ -64,6 +64,40 @@ class Tables:
     unknown: tuple[str, ...]
     prompts: tuple[str, ...]
     translations: dict[str, dict[str, dict[str, str]]]
+    #: the file the tables were read from (named in errors)
+    source: Path = Path(DETECTION_PATH)
+
+    def check_language(self, lang: str) -> None:
+        """Refuse tables that lack what detection in ``lang`` reads: its ``extra_ans_detect`` phrases and, for a
+        language other than English, a translation (text) of every English phrase and prompt, each prompt with the
+        five slots; the error names the file, the table, the language and the field."""
+        extra = self.extra.get(lang)
+        if not isinstance(extra, dict):
+            _refuse(self.source, "extra_ans_detect", "missing (a dict of before_ans, after_ans, unknown_ans)", lang)
+        for kind, (translations, key) in PHRASE_TABLES.items():
+            if key not in extra:
+                _refuse(self.source, "extra_ans_detect", "missing", lang, key)
+            _strings(self.source, "extra_ans_detect", extra[key], lang, key)
+            if lang != "en":
+                self._check_translations(translations, self.translations[kind].get(lang), lang, self.phrases(kind))
+        if lang != "en":
+            translated = self.translations["prompt"].get(lang)
+            self._check_translations("trans_prompt_dict", translated, lang, self.prompts)
+            for number, prompt in enumerate(self.prompts, start=1):
+                if problem := slot_problem(translated[prompt]):
+                    _refuse(self.source, "trans_prompt_dict", problem, lang, f"prompt {number}")
+
+    def phrases(self, kind: str) -> tuple[str, ...]:
+        """The English phrases of ``kind`` (before/after/unknown)."""
+        return {"before": self.before, "after": self.after, "unknown": self.unknown}[kind]
+
+    def _check_translations(self, table: str, translated: Any, lang: str, english: tuple[str, ...]) -> None:
+        if not isinstance(translated, dict):
+            _refuse(self.source, table, "missing (a dict from each English entry to its translation)", lang)
+        for text in english:
+            if not isinstance(translated.get(text), str):
+                problem = "missing" if text not in translated else f"not text ({type(translated[text]).__name__})"
+                _refuse(self.source, table, f"{problem}: no translation of this English entry", lang, repr(text[:60]))
 
     def prompts_of(self, lang: str) -> tuple[str, ...]:
         """The five prompts of ``lang`` (English's translated through ``trans_prompt_dict``)."""
@@ -73,7 +107,7 @@ class Tables:
 
     def indicators(self, kind: str, lang: str) -> list[str]:
         """The phrases of ``kind`` (before/after/unknown) the reference tries for ``lang``, in its order."""
-        base = {"before": self.before, "after": self.after, "unknown": self.unknown}[kind]
+        base = self.phrases(kind)
         found = list(base) + list(self.extra["en"][f"{kind}_ans"])
         if lang != "en":
             found += [self.translations[kind][lang][phrase] for phrase in base]
@@ -81,8 +115,52 @@ class Tables:
         return found
 
 
+#: what the slots of a prompt template are filled with, in order (:func:`prompt_text`)
+SLOTS = ("context", "question", "answer A", "answer B", "answer C")
+#: the tables of each kind of phrase: its translations by language, its key in ``extra_ans_detect``
+PHRASE_TABLES = {
+    "before": ("trans_before_ans_dict", "before_ans"),
+    "after": ("trans_after_ans_dict", "after_ans"),
+    "unknown": ("trans_unknown_ans_dict", "unknown_ans"),
+}
+
+
+def _refuse(path: Path, table: str, problem: str, language: str | None = None, entry: str | None = None) -> None:
+    where = f"table {table}" + (f", language {language!r}" if language else "") + (f", field {entry}" if entry else "")
+    raise MalformedDataError(str(path), f"{where}: {problem}")
+
+
+def _strings(path: Path, table: str, value: Any, language: str | None = None, entry: str | None = None) -> tuple:
+    """``value`` as a tuple of strings, else an error naming the table (and language, field)."""
+    if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
+        _refuse(path, table, f"must be a list of strings, got {type(value).__name__}", language, entry)
+    return tuple(value)
+
+
+def slot_problem(template: str) -> str | None:
+    """Why ``template`` cannot be a prompt: its slots must be exactly the five of :data:`SLOTS`, ``{}`` in order or
+    numbered ``{0}``..``{4}``; None when they are."""
+    try:
+        fields = [field for _, field, _, _ in string.Formatter().parse(template) if field is not None]
+    except ValueError as exc:
+        return f"not a format string ({exc})"
+    if fields and all(field == "" for field in fields):
+        indices = list(range(len(fields)))
+    elif all(field.isdigit() for field in fields):
+        indices = [int(field) for field in fields]
+    else:
+        return f"slots {', '.join('{' + f + '}' for f in fields)}: only {{}} or {{0}}..{{4}} are filled"
+    if sorted(set(indices)) != list(range(len(SLOTS))) or (fields and fields[0] == "" and len(fields) != len(SLOTS)):
+        return (
+            f"has {len(fields)} slot(s) {sorted(set(indices))}; a prompt shows exactly the {len(SLOTS)} "
+            f"({', '.join(SLOTS)}), so that every answer scored is one the prompt showed"
+        )
+    return None
+
+
 def parse_tables(path: Path) -> Tables:
-    """The tables of an ``answer_detection.py``-layout file (literal assignments only)."""
+    """The tables of an ``answer_detection.py``-layout file (literal assignments only), their types and lengths
+    checked (the languages by :meth:`Tables.check_language`): an error names the file, the table and the field."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except (SyntaxError, UnicodeDecodeError) as exc:
@@ -99,20 +177,46 @@ def parse_tables(path: Path) -> Tables:
     missing = [name for name in TABLES if name not in values]
     if missing:
         raise MalformedDataError(str(path), f"missing table(s) {', '.join(missing)}")
-    return Tables(
-        letters=(tuple(values["a_list"]), tuple(values["b_list"]), tuple(values["c_list"])),
+    letters = tuple(_strings(path, name, values[name]) for name in ("a_list", "b_list", "c_list"))
+    if len({len(spellings) for spellings in letters}) != 1 or len(letters[0]) < 3:
+        lengths = ", ".join(
+            f"{name} {len(spellings)}" for name, spellings in zip(("a_list", "b_list", "c_list"), letters)
+        )
+        _refuse(path, "a_list/b_list/c_list", f"the three letters need spellings of equal length >= 3, got {lengths}")
+    prompts = _strings(path, "prompts", values["prompts"])
+    if not prompts:
+        _refuse(path, "prompts", "no prompt")
+    for number, prompt in enumerate(prompts, start=1):
+        if problem := slot_problem(prompt):
+            _refuse(path, "prompts", problem, "en", f"prompt {number}")
+    for name in ("extra_ans_detect", *(table for table, _ in PHRASE_TABLES.values()), "trans_prompt_dict"):
+        if not isinstance(values[name], dict):
+            _refuse(path, name, f"must be a dict by language, got {type(values[name]).__name__}")
+    tables = Tables(
+        letters=letters,  # type: ignore[arg-type]
         extra=values["extra_ans_detect"],
-        before=tuple(values["before_ans"]),
-        after=tuple(values["after_ans"]),
-        unknown=tuple(values["unknown_ans"]),
-        prompts=tuple(values["prompts"]),
+        before=_strings(path, "before_ans", values["before_ans"]),
+        after=_strings(path, "after_ans", values["after_ans"]),
+        unknown=_strings(path, "unknown_ans", values["unknown_ans"]),
+        prompts=prompts,
         translations={
             "before": values["trans_before_ans_dict"],
             "after": values["trans_after_ans_dict"],
             "unknown": values["trans_unknown_ans_dict"],
             "prompt": values["trans_prompt_dict"],
         },
+        source=path,
     )
+    tables.check_language("en")
+    return tables
+
+
+@cache
+def language_tables(detection_file: str | None, lang: str) -> Tables:
+    """:func:`load_tables`, checked for everything detection in ``lang`` reads (:meth:`Tables.check_language`)."""
+    tables = load_tables(detection_file)
+    tables.check_language(lang)
+    return tables
 
 
 @cache

@@ -43,7 +43,7 @@ def generation_dataset(
     lang: str, control: bool = False, mbbq_detection_file: str | None = None, **_: Any
 ) -> dict[str, datasets.Dataset]:
     """``custom_dataset`` of the generative tasks: every item under each of MBBQ's five prompts (item-major)."""
-    templates = detection.load_tables(mbbq_detection_file).prompts_of(lang)
+    templates = detection.language_tables(mbbq_detection_file, lang).prompts_of(lang)
     docs = []
     for doc in load_docs(lang, bool(control)):
         for prompt_id, template in enumerate(templates):
@@ -107,7 +107,7 @@ class MbbqGenerationTask(_MbbqTask):
 
     def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
         output = results[0][0] if isinstance(results[0], list) else results[0]
-        tables = detection.load_tables(self.options["mbbq_detection_file"])
+        tables = detection.language_tables(self.options["mbbq_detection_file"], doc["lang"])
         options = [doc["ans0"], doc["ans1"], doc["ans2"]]
         detected = detection.detect_answer(tables, options, str(output), int(doc["unknown_loc"]), doc["lang"])
         key = f"{doc['key']}/p{int(doc['prompt_id'])}"
