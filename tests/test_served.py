@@ -326,3 +326,17 @@ def test_unanswered_texts_are_empty_outputs_the_request_cache_never_keeps():
     cache["a"], cache["b"], cache["c"] = "Ja", Unanswered(""), ""
     assert store == {"a": "Ja", "c": ""} and "b" not in cache and cache["a"] == "Ja"
     assert cut_at_stops("Muž je silný.\n\nEnglish: x", ["\n\n", "\nEnglish:"]) == "Muž je silný."
+
+
+def test_a_refused_or_failed_answer_is_no_text_and_a_returned_stop_string_is_cut():
+    from lm_eval.models.openai_completions import LocalChatCompletion
+
+    model = object.__new__(LocalChatCompletion)
+    model.think_end_token, model._lm_eval_stereo_stop = None, ["\n\n"]
+
+    def answer(content):
+        return {"choices": [{"index": 0, "message": {"role": "assistant", "content": content, "refusal": "no"}}]}
+
+    assert model.parse_generations(answer(None)) == [None]  # a refusal: no content
+    assert model.parse_generations(answer("Muž.\n\nEnglish:")) == ["Muž."]
+    assert model.parse_generations({"lm_eval_stereo_failed": True, "prompts": 2}) == [None, None]
