@@ -8,7 +8,9 @@ when ``lm_eval._cli.harness`` is executed, the pre-0.4.10 listing flags (``--tas
 ``list_subtasks``, ``list_tags``) are translated to 0.4.13's ``lm_eval ls ...``; when ``lm_eval.api.model`` is
 executed, lm_eval's base ``LM`` gets a method per masked-LM request type (:data:`MASKED_REQUEST_TYPES`) that stops a
 run of a masked-LM task on a model that cannot serve it with a message naming ``--model hf-mlm``; ``lm_eval.utils``'s
-console table shortens long text metrics. With ``LM_EVAL_STEREO_ONLY_PLUGIN_TASKS=1`` the ``TaskManager`` indexes
+console table shortens long text metrics; lm_eval's API models (``lm_eval.models.api_models``,
+``openai_completions``), its ``evaluate`` and ``--use_cache`` get the served-model fixes of
+:mod:`lm_eval_stereo.models.served`. With ``LM_EVAL_STEREO_ONLY_PLUGIN_TASKS=1`` the ``TaskManager`` indexes
 the plugin's tasks and ``--include_path`` only, not lm_eval's own ~14,000 task files (start-up about 10 s faster on a
 2-core CPU; lm_eval's own tasks are then unknown to that run).
 
@@ -367,9 +369,10 @@ def check_pretrained(model_args: Any) -> None:
 
 
 def patch_cli(module: ModuleType) -> None:
-    """Translate ``lm_eval --tasks list`` (removed in 0.4.13) to ``lm_eval ls tasks``; check ``--output_path`` and a
-    local ``pretrained=`` folder; a task whose optional extra is missing ends the run in one line naming the extra
-    (:mod:`lm_eval_stereo.core.extras`), not in a traceback."""
+    """Translate ``lm_eval --tasks list`` (removed in 0.4.13) to ``lm_eval ls tasks``; check ``--output_path``, a
+    local ``pretrained=`` folder and, for a served model, lm_eval's API packages and the server's ``base_url``; a task
+    whose optional extra is missing ends the run in one line naming the extra (:mod:`lm_eval_stereo.core.extras`), not
+    in a traceback."""
     cls = module.HarnessCLI
     original = cls.parse_args
     if getattr(original, "_lm_eval_stereo", False):
@@ -394,6 +397,10 @@ def patch_cli(module: ModuleType) -> None:
         parsed = original(self, *args, **kwargs)
         check_output_path(getattr(parsed, "output_path", None))
         check_pretrained(getattr(parsed, "model_args", None))
+        from lm_eval_stereo.models import served
+
+        served.check_api_packages(getattr(parsed, "model", None))
+        served.check_server(getattr(parsed, "model", None), getattr(parsed, "model_args", None))
         return parsed
 
     parse_args._lm_eval_stereo = True  # type: ignore[attr-defined]
@@ -401,12 +408,67 @@ def patch_cli(module: ModuleType) -> None:
     cls.execute = execute_or_name_the_extra
 
 
+def _wrap(owner: Any, name: str, wrapper: Any) -> None:
+    """Replace ``owner.name`` by ``wrapper(owner.name)`` once (a wrapper marks what it returns ``_lm_eval_stereo``);
+    the attribute is read from ``owner``'s own namespace, so a static method stays recognisable."""
+    original = vars(owner)[name] if isinstance(owner, type) else getattr(owner, name)
+    if not getattr(getattr(original, "__func__", original), "_lm_eval_stereo", False):
+        setattr(owner, name, wrapper(original))
+
+
+def patch_model_api(module: ModuleType) -> None:
+    """:func:`patch_language_model`, and make ``--use_cache`` keep only answered requests of served models
+    (:func:`lm_eval_stereo.models.served.caching_init_wrapper`)."""
+    from lm_eval_stereo.models import served
+
+    patch_language_model(module)
+    _wrap(module.CachingLM, "__init__", served.caching_init_wrapper)
+
+
+def patch_api_models(module: ModuleType) -> None:
+    """lm_eval's API models (:mod:`lm_eval_stereo.models.served`): a generation request that fails after the retries,
+    or whose content is null, gives an ``Unanswered`` empty text (counted per task) instead of ending the run."""
+    from lm_eval_stereo.models import served
+
+    cls = module.TemplateAPI
+    if not isinstance(module.LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER, served.Unanswered):
+        module.LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER = served.placeholder(module.LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER)
+    _wrap(cls, "model_call", lambda original: served.retrying(original, asynchronous=False))
+    _wrap(cls, "amodel_call", lambda original: served.retrying(original, asynchronous=True))
+    _wrap(cls, "generate_until", served.generate_wrapper)
+
+
+def patch_openai_completions(module: ModuleType) -> None:
+    """Every class of lm_eval's ``openai_completions`` that builds requests or reads answers: no empty ``stop``, a
+    seed per repeat, the text cut at the stop strings (:mod:`lm_eval_stereo.models.served`)."""
+    from lm_eval_stereo.models import served
+
+    wrappers = {"_create_payload": served.payload_wrapper, "parse_generations": served.parse_wrapper}
+    for value in list(vars(module).values()):
+        if isinstance(value, type):
+            for name, wrapper in wrappers.items():
+                if name in vars(value):
+                    _wrap(value, name, wrapper)
+
+
+def patch_evaluator(module: ModuleType) -> None:
+    """lm_eval's ``evaluate`` checks a served model before the run and counts its unanswered requests after it;
+    ``simple_evaluate`` keeps credentials out of the results (:mod:`lm_eval_stereo.models.served`)."""
+    from lm_eval_stereo.models import served
+
+    _wrap(module, "evaluate", served.evaluate_wrapper)
+    _wrap(module, "simple_evaluate", served.simple_evaluate_wrapper)
+
+
 _HOOKS = {
     "lm_eval.evaluator_utils": ("report its bootstrap standard errors", patch_stderr),
     "lm_eval.utils": ("compact the console table of the plugin's tasks", patch_make_table),
     "lm_eval": ("start", check_lm_eval_version),
     "lm_eval.models.huggingface": ("explain models the hf backend cannot score", patch_hf_causal_lm),
-    "lm_eval.api.model": ("give models a clear error for masked-LM requests", patch_language_model),
+    "lm_eval.api.model": ("give models a clear error for masked-LM requests", patch_model_api),
+    "lm_eval.models.api_models": ("count unanswered requests of served models", patch_api_models),
+    "lm_eval.models.openai_completions": ("send requests servers accept", patch_openai_completions),
+    "lm_eval.evaluator": ("check a served model before the run", patch_evaluator),
     "lm_eval.tasks.manager": ("register its tasks", patch_task_manager),
     "lm_eval.models": ("register its models", register_models),
     "lm_eval._cli.harness": ("translate --tasks list", patch_cli),

@@ -3,8 +3,8 @@
 Each check reads one task's cell (groups are left to their members, which carry the same items) and says what the
 headline hides (and, in a few words, the caveat shown next to the headlines it qualifies): outputs that could not be
 scored, tied items, NaN values, a gender detector that found too little, a fit that did not converge, a bootstrap
-CI that rests on fewer than all its resamples (the metric undefined on the others), or a ``--limit`` run scored on
-part of the benchmark. The checks read the declared bookkeeping counts; what a warning means for a
+CI that rests on fewer than all its resamples (the metric undefined on the others), a ``--limit`` run scored on
+part of the benchmark, or requests a served model did not answer. The checks read the declared bookkeeping counts; what a warning means for a
 benchmark's headlines is the ``caution`` its declaration gives the count.
 """
 
@@ -166,9 +166,22 @@ def _field_warnings(cell: Cell) -> list[Issue]:
     return found
 
 
+def _unanswered_warnings(cell: Cell) -> list[Issue]:
+    """Requests a served model did not answer (``unanswered``, added by :mod:`lm_eval_stereo.models.served`): failed
+    after retries, timed out, or null, empty or refused content; the task scored them as empty outputs."""
+    value = cell.values.get("unanswered")
+    if not is_number(value) or value <= 0:
+        return []
+    message = (
+        f"unanswered = {format_value(value)}: requests the server did not answer (failed after retries, timed out, "
+        "null, empty or refused content), scored as empty outputs; run again with --use_cache to ask only for them"
+    )
+    return [Issue("unanswered", message, f"{format_value(value)} unanswered")]
+
+
 CHECKS = (
     _field_warnings, _share_warnings, _tie_warnings, _unscored_warnings, _resample_warnings, _fit_warnings,
-    _limit_warnings,
+    _limit_warnings, _unanswered_warnings,
 )  # fmt: skip
 
 
@@ -194,6 +207,7 @@ KIND_MEANINGS = {
     "NaN": "no items to compute a metric from",
     "undefined resamples": "a 95% CI resting on the bootstrap resamples on which its metric is defined, not on all "
     f"(fewer than {MIN_DEFINED_SHARE:.0%} of them: no verdict)",
+    "unanswered": "requests a served model did not answer, scored as empty outputs",
     "limit": "scored on part of the benchmark (--limit or fewer documents): not the benchmark's full figure",
     "malformed field": "values of a results file that are not what lm_eval and the plugin write: shown as unusable, "
     "no verdict rests on them",

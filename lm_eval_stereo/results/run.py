@@ -172,7 +172,12 @@ class Run:
 
     @property
     def model_args(self) -> dict[str, str]:
-        return parse_model_args(self.config.get("model_args"))
+        """``config.model_args``; a served model's ``model=`` (lm_eval's API backends: the id the server knows the
+        weights by, their alias of ``pretrained=``) also as ``pretrained``, so that it names the model everywhere."""
+        args = parse_model_args(self.config.get("model_args"))
+        if "model" in args and "pretrained" not in args:
+            args["pretrained"] = args["model"]
+        return args
 
     @property
     def identity(self) -> str:

@@ -1,0 +1,428 @@
+"""Served models: lm_eval's OpenAI-compatible API backends (``local-chat-completions``, ``local-completions``,
+``openai-chat-completions``, ``openai-completions``) made to run the plugin's protocols against any such server.
+
+This module holds the checks and the wrappers; the start-up hook (:mod:`lm_eval_stereo._autoload`, the plugin's one
+place that patches lm_eval) applies them to lm_eval 0.4.13:
+
+- before anything is loaded (:func:`check_api_packages`, :func:`check_server`): one line naming what is missing
+  (``pip install "lm-eval-stereo[api]"``) or the URL no server answers at, exit status 2;
+- the request (:func:`payload_wrapper`): a task that stops at end-of-sequence only (``until: []``) sends no ``stop``
+  field instead of lm_eval's ``"stop": []``, which servers reject (``transformers serve``: HTTP 500), and
+  ``in-process`` ``hf`` appends the EOS itself; the k-th identical sampled request of a run (``repeats``: the same
+  prompt sent k times) carries ``seed + k``, so a server that honours ``seed`` returns k different samples, and the
+  same ones when the run is repeated with the same ``seed`` (``--model_args seed=``, lm_eval's default 1234);
+- the response (:func:`retrying`, :func:`parse_wrapper`, :func:`generate_wrapper`): text after a stop string is cut, as lm_eval's in-process backends cut it
+  (the OpenAI API leaves the stop string out; ``transformers serve`` returns it); a request that failed after
+  lm_eval's ``max_retries`` (HTTP error, timeout, connection refused) or whose message has no content (null, a
+  refusal, a content filter) gives an :class:`Unanswered` empty text instead of ending the run: the task scores it as
+  the empty output it is (undetermined or empty, by its own rules), lm_eval's ``--use_cache`` never stores it (a
+  resumed run asks again, :func:`caching_init_wrapper`), and the results count it per task (:data:`UNANSWERED`);
+- the run (:func:`check_scoring_tasks`): a log-likelihood task on a chat-completions model, or on a completions
+  endpoint that returns no prompt log-probabilities, stops before the first request with one line naming the
+  endpoint and what it lacks.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import socket
+import sys
+import time
+from collections import Counter
+from importlib.util import find_spec
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from lm_eval_stereo.core.values import parse_model_args
+
+#: lm_eval 0.4.13's OpenAI-compatible backends (``lm_eval/models/openai_completions.py``)
+API_MODELS = frozenset(
+    {
+        "local-completions",
+        "local-chat-completions",
+        "openai-completions",
+        "openai-chat-completions",
+        "azure-openai-chat-completions",
+    }
+)
+#: what lm_eval's API models import (``lm_eval[api]``; ``tiktoken`` only for OpenAI's own tokenizer)
+API_PACKAGES = ("requests", "aiohttp", "tenacity", "tqdm")
+INSTALL_HINT = 'pip install "lm-eval-stereo[api]"'
+#: seconds to wait for a TCP connection to the server before the run
+CONNECT_TIMEOUT = 5.0
+#: the per-task count of requests that gave no text, added to every generative task's results
+UNANSWERED = "unanswered"
+#: request types that need the prompt's log-probabilities
+SCORING_TYPES = ("loglikelihood", "multiple_choice", "loglikelihood_rolling")
+#: the prompt of the probe that asks a completions endpoint for prompt log-probabilities
+PROBE_PROMPT = "The cat sat on the mat"
+
+
+class Unanswered(str):
+    """The text of a request the server did not answer (failed after retries, null or refused content): equal to
+    lm_eval's placeholder (``LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER``, empty by default), so tasks score it as that
+    text, but recognisable, so the results count it and the request cache never keeps it."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Unanswered, (str(self),))
+
+
+def _fail(message: str) -> None:
+    sys.stderr.write(f"lm-eval-stereo: {message}\n")
+    raise SystemExit(2)
+
+
+def missing_api_packages() -> list[str]:
+    """The packages of :data:`API_PACKAGES` that are not installed."""
+    return [package for package in API_PACKAGES if find_spec(package) is None]
+
+
+def check_api_packages(model: str | None) -> None:
+    """Stop in one line (exit status 2) when ``--model`` is an API model and lm_eval's API packages are missing."""
+    missing = missing_api_packages() if model in API_MODELS else []
+    if missing:
+        _fail(f"--model {model} needs {', '.join(missing)}: {INSTALL_HINT}")
+
+
+def redact_url(url: str) -> str:
+    """``url`` without credentials (``user:key@``) and query string (``?api-key=...``)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def check_server(model: str | None, model_args: Any) -> None:
+    """Stop in one line (exit status 2) when ``--model`` is an API model whose ``base_url`` no server listens at."""
+    if model not in API_MODELS:
+        return
+    base_url = parse_model_args(model_args).get("base_url")
+    if not base_url:
+        return
+    parts = urlsplit(base_url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        port = None
+    if parts.scheme not in ("http", "https") or not parts.hostname or port is None:
+        _fail(f"--model_args base_url={redact_url(base_url)} is not an http(s) URL with a host")
+    try:
+        socket.create_connection((parts.hostname, port), timeout=CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        _fail(f"no server answers at {redact_url(base_url)} ({reason}): start it, or correct --model_args base_url")
+
+
+def _request_key(messages: Any, gen_kwargs: dict) -> str:
+    return json.dumps([messages, gen_kwargs], sort_keys=True, default=str)
+
+
+def payload_wrapper(original: Any) -> Any:
+    """``_create_payload`` that sends no empty ``stop`` and gives the k-th identical sampled request ``seed + k``."""
+
+    @functools.wraps(original)
+    def _create_payload(self: Any, messages: Any, *args: Any, **kwargs: Any) -> dict:
+        generate = kwargs.get("generate", args[0] if args else False)
+        gen_kwargs = dict(kwargs.get("gen_kwargs") or {})
+        if generate and gen_kwargs.get("do_sample"):
+            seen = self.__dict__.setdefault("_lm_eval_stereo_seen", Counter())
+            key = _request_key(messages, gen_kwargs)
+            kwargs["seed"] = int(kwargs.get("seed", self._seed)) + seen[key]
+            seen[key] += 1
+        payload = original(self, messages, *args, **kwargs)
+        if generate and isinstance(payload, dict):
+            if not payload.get("stop"):
+                payload.pop("stop", None)
+            self._lm_eval_stereo_stop = [term for term in payload.get("stop") or [] if term]
+        return payload
+
+    _create_payload._lm_eval_stereo = True  # type: ignore[attr-defined]
+    return _create_payload
+
+
+#: what :func:`_answered_or_failed` returns for a generation request that failed after every retry
+_FAILED = {"lm_eval_stereo_failed": True}
+
+
+def retrying(original: Any, asynchronous: bool) -> Any:
+    """``model_call``/``amodel_call`` that retry a generation request ``max_retries`` times (lm_eval's backoff) and
+    then give :data:`_FAILED` (sync) or one :class:`Unanswered` per prompt (async) instead of raising."""
+
+    def pause(attempt: int) -> float:
+        return min(2.0**attempt, 10.0)
+
+    def failed(self: Any, exc: BaseException) -> None:
+        from lm_eval.models.api_models import eval_logger
+
+        url = redact_url(str(self.base_url or ""))
+        eval_logger.warning(
+            f"lm-eval-stereo: request to {url} failed after {self.max_retries} tries ({type(exc).__name__}: {exc}); "
+            f"counted as {UNANSWERED}"
+        )
+
+    if asynchronous:
+
+        @functools.wraps(original)
+        async def amodel_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            import asyncio
+
+            if not kwargs.get("generate", True):
+                return await original(self, *args, **kwargs)
+            for attempt in range(max(int(self.max_retries), 1)):
+                try:
+                    return await original(self, *args, **kwargs)
+                except Exception as exc:  # noqa: BLE001 - any failure of the request is counted, not raised
+                    error = exc
+                    if attempt + 1 < self.max_retries:
+                        await asyncio.sleep(pause(attempt))
+            failed(self, error)
+            messages = kwargs.get("messages", args[2] if len(args) > 2 else [None])
+            return [_placeholder() for _ in messages]
+
+        amodel_call._lm_eval_stereo = True  # type: ignore[attr-defined]
+        return amodel_call
+
+    @functools.wraps(original)
+    def model_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs.get("generate", True):
+            return original(self, *args, **kwargs)
+        for attempt in range(max(int(self.max_retries), 1)):
+            try:
+                return original(self, *args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - any failure of the request is counted, not raised
+                error = exc
+                if attempt + 1 < self.max_retries:
+                    time.sleep(pause(attempt))
+        failed(self, error)
+        messages = kwargs.get("messages", args[0] if args else [None])
+        return {**_FAILED, "prompts": len(messages) if isinstance(messages, (list, tuple)) else 1}
+
+    model_call._lm_eval_stereo = True  # type: ignore[attr-defined]
+    return model_call
+
+
+def _placeholder() -> Unanswered:
+    from lm_eval.models import api_models
+
+    return Unanswered(api_models.LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER)
+
+
+def cut_at_stops(text: str, stops: list[str]) -> str:
+    """``text`` up to the first occurrence of any stop string, as lm_eval's in-process backends cut it."""
+    for stop in stops:
+        text = text.split(stop)[0]
+    return text
+
+
+def parse_wrapper(original: Any) -> Any:
+    """``parse_generations`` that gives None for a failed request and cuts the text at the request's stop strings
+    (``original`` may be a ``staticmethod``)."""
+    static = isinstance(original, staticmethod)
+    function = original.__func__ if static else original
+
+    @functools.wraps(function)
+    def parse_generations(self: Any, outputs: Any, **kwargs: Any) -> list:
+        if isinstance(outputs, dict) and outputs.get("lm_eval_stereo_failed"):
+            return [None] * int(outputs.get("prompts", 1))
+        texts = function(outputs=outputs, **kwargs) if static else function(self, outputs=outputs, **kwargs)
+        stops = getattr(self, "_lm_eval_stereo_stop", [])
+        return [text if text is None or isinstance(text, Unanswered) else cut_at_stops(text, stops) for text in texts]
+
+    parse_generations._lm_eval_stereo = True  # type: ignore[attr-defined]
+    return parse_generations
+
+
+def generate_wrapper(original: Any) -> Any:
+    """``generate_until`` that counts, per task, the requests that gave no text."""
+
+    @functools.wraps(original)
+    def generate_until(self: Any, requests: list, *args: Any, **kwargs: Any) -> list:
+        texts = original(self, requests, *args, **kwargs)
+        counts = self.__dict__.setdefault("_lm_eval_stereo_unanswered", Counter())
+        for request, text in zip(requests, texts):
+            if isinstance(text, Unanswered) or not text:
+                counts[getattr(request, "task_name", None)] += 1
+        return texts
+
+    generate_until._lm_eval_stereo = True  # type: ignore[attr-defined]
+    return generate_until
+
+
+def placeholder(value: str) -> Unanswered:
+    """lm_eval's text for a request with no answer (``LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER``), as :class:`Unanswered`."""
+    return Unanswered(value)
+
+
+class AnsweredOnly:
+    """lm_eval's request cache (a ``SqliteDict``) that never stores an :class:`Unanswered` text, so a resumed run
+    (``--use_cache``) asks again for every request the server did not answer."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if not isinstance(value, Unanswered):
+            self._store[key] = value
+
+    def __getitem__(self, key: str) -> Any:
+        return self._store[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._store
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._store, attr)
+
+
+def caching_init_wrapper(original: Any) -> Any:
+    """``CachingLM.__init__`` whose cache keeps only answered requests (:class:`AnsweredOnly`)."""
+
+    @functools.wraps(original)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        self.dbdict = AnsweredOnly(self.dbdict)
+        hook = getattr(self.lm, "cache_hook", None)
+        if hook is not None and getattr(hook, "dbdict", None) is not None:
+            hook.dbdict = self.dbdict
+
+    __init__._lm_eval_stereo = True  # type: ignore[attr-defined]
+    return __init__
+
+
+def served_model(lm: Any) -> Any:
+    """The lm_eval API model behind ``lm`` (unwrapping ``--use_cache``'s ``CachingLM``), else None."""
+    from lm_eval.models.api_models import TemplateAPI
+
+    inner = lm.__dict__.get("lm", lm) if hasattr(lm, "__dict__") else lm
+    return inner if isinstance(inner, TemplateAPI) else None
+
+
+def _prompt_logprobs(model: Any) -> tuple[bool, str]:
+    """Whether ``model``'s completions endpoint returns the prompt's log-probabilities (``echo`` with ``logprobs``),
+    and what it returned instead."""
+    import requests
+
+    payload = {
+        "model": model.model,
+        "prompt": PROBE_PROMPT,
+        "max_tokens": 1,
+        "temperature": 0,
+        "logprobs": 1,
+        "echo": True,
+    }
+    try:
+        response = requests.post(
+            model.base_url, json=payload, headers=model.header, verify=model.verify_certificate, timeout=model.timeout
+        )
+        response.raise_for_status()
+        choice = (response.json().get("choices") or [{}])[0]
+    except (requests.RequestException, ValueError, AttributeError) as exc:
+        return False, f"the probe request failed ({type(exc).__name__})"
+    logprobs = choice.get("logprobs") if isinstance(choice, dict) else None
+    tokens = logprobs.get("token_logprobs") if isinstance(logprobs, dict) else None
+    if not isinstance(tokens, list) or len(tokens) < 2:
+        found = "no logprobs" if not logprobs else "log-probabilities of the generated token only"
+        return False, f"it answered echo=true, logprobs=1 with {found}"
+    return True, ""
+
+
+def check_scoring_tasks(lm: Any, tasks: dict[str, Any]) -> None:
+    """Stop before the first request when log-likelihood tasks meet a served model that cannot score them."""
+    model = served_model(lm)
+    if model is None:
+        return
+    scoring = sorted(name for name, task in tasks.items() if getattr(task, "OUTPUT_TYPE", None) in SCORING_TYPES)
+    if not scoring:
+        return
+    from lm_eval.models.openai_completions import LocalChatCompletion
+
+    names = ", ".join(scoring)
+    url = redact_url(str(model.base_url or ""))
+    advice = (
+        "run them with --model local-completions against a server whose completions endpoint returns prompt "
+        "log-probabilities (e.g. vLLM), with --model_args tokenizer=<local tokenizer folder>, or in-process "
+        "(--model hf); see docs/RUNNING.md, 'Evaluating a served model'"
+    )
+    if isinstance(model, LocalChatCompletion):
+        _fail(f"{names}: log-likelihood tasks, which a chat-completions endpoint ({url}) cannot score: {advice}")
+    if model.tokenizer is None:
+        _fail(f"{names}: log-likelihood tasks need the model's tokenizer: pass --model_args tokenizer=<folder>")
+    ok, found = _prompt_logprobs(model)
+    if not ok:
+        _fail(f"{names}: log-likelihood tasks need prompt log-probabilities, and {url}: {found}: {advice}")
+
+
+def add_unanswered_counts(lm: Any, tasks: dict[str, Any], results: dict | None) -> None:
+    """Add ``unanswered`` (requests that gave no text) to every generative task of a served run's results."""
+    model = served_model(lm)
+    if model is None or not results or "results" not in results:
+        return
+    counts = model.__dict__.get("_lm_eval_stereo_unanswered", Counter())
+    for name, task in tasks.items():
+        metrics = results["results"].get(name)
+        if getattr(task, "OUTPUT_TYPE", None) != "generate_until" or metrics is None:
+            continue
+        filters = [key.partition(",")[2] for key in metrics if "," in key]
+        metrics[f"{UNANSWERED},{filters[0] if filters else 'none'}"] = counts.get(name, 0)
+
+
+#: ``model_args`` whose value is a credential
+SECRET_ARGS = ("auth_token", "api_key", "header")
+REDACTED = "<redacted>"
+
+
+def redact_model_args(model_args: Any) -> Any:
+    """``model_args`` (a dict or ``k=v,...`` text) with credentials replaced by :data:`REDACTED`, ``base_url``
+    without ``user:key@`` and query string."""
+    args = parse_model_args(model_args)
+    if not any(key in args for key in (*SECRET_ARGS, "base_url")):
+        return model_args
+    for key in SECRET_ARGS:
+        if key in args:
+            args[key] = REDACTED
+    if "base_url" in args:
+        args["base_url"] = redact_url(args["base_url"])
+    if isinstance(model_args, dict):
+        return {key: args.get(key, value) for key, value in model_args.items()}
+    return ",".join(f"{key}={value}" for key, value in args.items())
+
+
+def evaluate_wrapper(original: Any) -> Any:
+    """lm_eval's ``evaluate`` with :func:`check_scoring_tasks` before the run and :func:`add_unanswered_counts` after
+    it."""
+
+    @functools.wraps(original)
+    def evaluate(*args: Any, **kwargs: Any) -> Any:
+        lm = kwargs["lm"] if "lm" in kwargs else args[0]
+        task_dict = kwargs["task_dict"] if "task_dict" in kwargs else args[1]
+        tasks = task_dict.get("tasks", {}) if isinstance(task_dict, dict) and "tasks" in task_dict else {}
+        check_scoring_tasks(lm, tasks)
+        model = served_model(lm)
+        if model is not None:
+            model.__dict__["_lm_eval_stereo_unanswered"] = Counter()
+        results = original(*args, **kwargs)
+        add_unanswered_counts(lm, tasks, results)
+        return results
+
+    evaluate._lm_eval_stereo = True  # type: ignore[attr-defined]
+    return evaluate
+
+
+def simple_evaluate_wrapper(original: Any) -> Any:
+    """lm_eval's ``simple_evaluate`` whose results' ``model_args`` carry no credentials (:func:`redact_model_args`)."""
+
+    @functools.wraps(original)
+    def simple_evaluate(*args: Any, **kwargs: Any) -> Any:
+        results = original(*args, **kwargs)
+        config = results.get("config") if isinstance(results, dict) else None
+        if isinstance(config, dict) and config.get("model_args"):
+            config["model_args"] = redact_model_args(config["model_args"])
+        return results
+
+    simple_evaluate._lm_eval_stereo = True  # type: ignore[attr-defined]
+    return simple_evaluate

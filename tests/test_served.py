@@ -1,0 +1,342 @@
+"""Served models, for real: the plugin's generative protocols through lm_eval's ``local-chat-completions`` against
+``transformers serve`` (a real OpenAI-compatible server) serving SmolLM2-135M-Instruct from its wheel on a free
+loopback port, started once for this file (one file: one xdist worker) and stopped at its end.
+
+- One served run of every generative protocol on its first documents (:data:`DOCUMENTS`): GEST-MT, KoBBQ and MBBQ
+  generation (greedy), GerBBQ+, SexistStatements, the personas and generative leakage (sampled), with
+  ``--gen_kwargs max_gen_toks=8`` (:data:`MAX_GEN_TOKS`: a served SmolLM2 generation costs seconds per token on two
+  loaded cores) and an API key in ``OPENAI_API_KEY``. One in-process ``hf --apply_chat_template`` run of the greedy
+  tasks on the same documents with the same override. Greedy: every document's text, item scores and metrics equal
+  the in-process run's (no difference allowed: none was found, the stop string the server leaves in the text is cut
+  as in-process ``hf`` cuts it). Sampled: every request answered, and the repeats of one prompt are different
+  samples (each repeat carries its own seed).
+- The report and the Every Eval Ever export read the served run like any other and name the model by its ``model=``;
+  the API key is in no file, log or output.
+- Faults: no server at ``base_url`` (one line naming the URL, exit 2, no lm_eval run); lm_eval's API packages missing
+  (one line naming ``pip install "lm-eval-stereo[api]"``); the server killed mid-run (the run ends, the requests it
+  lost counted as ``unanswered`` in the results and the report), restarted, and the run resumed with
+  ``--use_cache``: only the lost requests are sent and the results equal the uninterrupted run's; log-likelihood
+  tasks through the chat endpoint and through ``/v1/completions``, which returns no prompt log-probabilities, stop
+  before any request with one line naming the endpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from lm_eval_runner import LmEvalRun, assert_same_metrics, free_port, lm_eval_command, read_outputs, start_lm_eval
+from lm_eval_runner import run_lm_eval as run_lm_eval_with
+
+from lm_eval_stereo.cli import main
+
+#: an API key only this file knows: it must reach the server's requests and no file
+API_KEY = "sk-served-tier-0f3c9d1e7b"
+#: one thread per process: the server and lm_eval share two cores (fewer CPU-seconds than threads spinning on them)
+ENV = {"OPENAI_API_KEY": API_KEY, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+       "OMP_NUM_THREADS": "1"}  # fmt: skip
+MAX_GEN_TOKS = 8
+GREEDY = {"gest_mt_cs": 2, "kobbq_gen": 1, "mbbq_gen_en": 1}
+SAMPLED = {"gerbbq_amb": 1, "sexist_statements_de_once": 1, "stereo_persona_de_once": 1, "stereotype_leakage_gen_en": 1}
+DOCUMENTS = GREEDY | SAMPLED
+#: the leakage protocol's samples per prompt (its YAML's ``repeats``)
+LEAKAGE_REPEATS = 10
+HEALTH_TIMEOUT = 240
+CHAT_POST = '"POST /v1/chat/completions HTTP/1.1" 200'
+
+
+def run_lm_eval(args: list[str], out: Path, **kwargs) -> LmEvalRun:
+    return run_lm_eval_with(args, out, env=ENV, **kwargs)
+
+
+def samples_arg(documents: dict[str, int]) -> list[str]:
+    return ["--samples", json.dumps({task: list(range(n)) for task, n in documents.items()})]
+
+
+class Server:
+    """``transformers serve`` of one model folder on a free loopback port; :meth:`posts` counts the chat requests it
+    answered, from its access log."""
+
+    def __init__(self, model: Path, log: Path) -> None:
+        self.model, self.log, self.port = model, log, free_port()
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        command = [str(Path(sys.executable).parent / "transformers"), "serve", "--host", "127.0.0.1"]
+        command += ["--port", str(self.port), "--device", "cpu", "--dtype", "float32", str(self.model)]
+        with open(self.log, "ab") as log:
+            self.process = subprocess.Popen(
+                command, stdout=log, stderr=log, env={**os.environ, **ENV}, start_new_session=True
+            )
+        deadline = time.monotonic() + HEALTH_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"transformers serve ended ({self.process.returncode}):\n{self.log.read_text()}")
+            try:
+                with urllib.request.urlopen(f"{self.base}/health", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.5)
+        raise AssertionError(f"transformers serve not healthy after {HEALTH_TIMEOUT} s:\n{self.log.read_text()}")
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(30)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def posts(self) -> int:
+        return self.log.read_text(errors="replace").count(CHAT_POST)
+
+
+def sampling_folder(model: Path, folder: Path) -> Path:
+    """``model``'s files linked into ``folder``, its ``generation_config.json`` with ``do_sample: true``:
+    ``transformers serve`` samples a request with a temperature above 0 only where the model's generation config
+    says so (SmolLM2's does not: every request would be decoded greedily); a temperature of 0 stays greedy."""
+    folder.mkdir(parents=True)
+    for path in model.iterdir():
+        if path.name != "generation_config.json":
+            (folder / path.name).symlink_to(path.resolve())
+    config = json.loads((model / "generation_config.json").read_text())
+    (folder / "generation_config.json").write_text(json.dumps({**config, "do_sample": True}))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def served_model(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return sampling_folder(smollm2, tmp_path_factory.mktemp("served_model") / smollm2.name)
+
+
+@pytest.fixture(scope="module")
+def server(served_model: Path, tmp_path_factory: pytest.TempPathFactory):
+    served = Server(served_model, tmp_path_factory.mktemp("served") / "server.log")
+    served.start()
+    yield served
+    served.stop()
+
+
+def chat_args(smollm2: Path, server: Server, tasks: dict[str, int]) -> list[str]:
+    args = ["--model", "local-chat-completions", "--model_args"]
+    args += [f"model={smollm2},base_url={server.base}/v1/chat/completions,tokenizer_backend=none"]
+    args += ["--apply_chat_template", "--tasks", ",".join(tasks), *samples_arg(tasks)]
+    return [*args, "--gen_kwargs", f"max_gen_toks={MAX_GEN_TOKS}", "--log_samples"]
+
+
+@pytest.fixture(scope="module")
+def served_run(served_model: Path, server: Server, tmp_path_factory: pytest.TempPathFactory) -> LmEvalRun:
+    return run_lm_eval(chat_args(served_model, server, DOCUMENTS), tmp_path_factory.mktemp("served_run"))
+
+
+@pytest.fixture(scope="module")
+def hf_run(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> LmEvalRun:
+    args = ["--model", "hf", "--model_args", f"pretrained={smollm2},dtype=float32", "--device", "cpu"]
+    args += ["--batch_size", "4", "--apply_chat_template", "--tasks", ",".join(GREEDY), *samples_arg(GREEDY)]
+    args += ["--gen_kwargs", f"max_gen_toks={MAX_GEN_TOKS}", "--log_samples"]
+    return run_lm_eval(args, tmp_path_factory.mktemp("hf_run"))
+
+
+def by_document(run: LmEvalRun, task: str) -> dict[int, dict]:
+    return {sample["doc_id"]: sample for sample in run.samples[task]}
+
+
+def item_scores(sample: dict) -> dict:
+    return {name: sample[name] for name in sample["metrics"]}
+
+
+def texts(sample: dict) -> list[str]:
+    return [text for response in sample["resps"] for text in response]
+
+
+@pytest.mark.parametrize("task", sorted(GREEDY))
+def test_greedy_texts_scores_and_metrics_equal_the_in_process_run(served_run, hf_run, task):
+    served, local = by_document(served_run, task), by_document(hf_run, task)
+    assert sorted(served) == sorted(local) == list(range(GREEDY[task]))
+    differences = [doc for doc in served if texts(served[doc]) != texts(local[doc])]
+    assert differences == [], [(texts(served[doc]), texts(local[doc])) for doc in differences]
+    assert all(any(text.strip() for text in texts(sample)) for sample in served.values())
+    for doc in served:
+        assert item_scores(served[doc]) == item_scores(local[doc])
+        assert served[doc]["filtered_resps"] == local[doc]["filtered_resps"]
+    served_metrics = {k: v for k, v in served_run.results["results"][task].items() if not k.startswith("unanswered")}
+    assert assert_same_metrics(served_metrics, hf_run.results["results"][task]) > 0
+    assert served_run.metric(task, "unanswered") == 0
+
+
+def test_sampled_protocols_are_answered_and_repeats_are_distinct_samples(served_run):
+    for task in SAMPLED:
+        filter_key = "persona" if "persona" in task else "none"
+        assert served_run.metric(task, "unanswered", filter_key) == 0, task
+        answers = [text for sample in served_run.samples[task] for text in texts(sample)]
+        assert answers and all(text.strip() for text in answers), (task, answers)
+    (leakage,) = served_run.samples["stereotype_leakage_gen_en"]
+    repeats = texts(leakage)
+    assert len(repeats) == LEAKAGE_REPEATS
+    # with lm_eval's one seed for all, transformers serve (which seeds torch per request) returns ten equal samples
+    assert len(set(repeats)) > 1, repeats
+
+
+def test_the_report_and_export_read_a_served_run_and_no_file_holds_the_key(served_run, smollm2, tmp_path, capsys):
+    assert served_run.results["config"]["model"] == "local-chat-completions"
+    html, records = tmp_path / "report", tmp_path / "eee"
+    assert main(["report", str(served_run.output_dir), "--html", str(html)]) == 0
+    report = capsys.readouterr().out
+    assert f"| {smollm2.name} |" in report
+    model_id = "HuggingFaceTB/SmolLM2-135M-Instruct"
+    export = ["export", str(served_run.output_dir), "--format", "eee", "--output", str(records)]
+    assert main([*export, "--model-id", model_id]) == 0
+    written = list(records.rglob("*.json"))
+    assert written
+    assert any(json.loads(path.read_text())["model_info"]["id"] == model_id for path in written)
+    files = [path for folder in (served_run.output_dir, html, records) for path in folder.rglob("*") if path.is_file()]
+    assert len(files) > len(written) + 2
+    leaks = [path for path in files if API_KEY.encode() in path.read_bytes()]
+    assert leaks == []
+    assert API_KEY not in served_run.stdout + served_run.stderr + report + capsys.readouterr().out
+
+
+def test_no_server_at_base_url_stops_in_one_line_before_any_work(smollm2, tmp_path):
+    url = f"http://127.0.0.1:{free_port()}/v1/chat/completions"
+    args = ["--model", "local-chat-completions", "--model_args", f"model={smollm2},base_url={url}"]
+    run = run_lm_eval([*args, "--apply_chat_template", "--tasks", "gest_mt_cs", "--limit", "1"], tmp_path, check=False)
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines()[-1] == (
+        f"lm-eval-stereo: no server answers at {url} (Connection refused): start it, or correct --model_args base_url"
+    )
+    assert "Traceback" not in run.stderr and "Building contexts" not in run.stderr
+    assert run.results == {}
+
+
+def test_missing_api_packages_are_named_in_one_line(smollm2, tmp_path):
+    script = tmp_path / "without_tenacity.py"
+    script.write_text(
+        "import sys\nsys.modules['tenacity'] = None  # as if not installed\n"
+        "from lm_eval.__main__ import cli_evaluate\nsys.argv[0] = 'lm_eval'\ncli_evaluate()\n"
+    )
+    args = ["--model", "local-chat-completions", "--model_args", f"model={smollm2},base_url=http://127.0.0.1:9/v1"]
+    run = run_lm_eval(
+        [*args, "--tasks", "gest_mt_cs"], tmp_path / "out", launcher=[sys.executable, str(script)], check=False
+    )
+    assert run.returncode == 2
+    last = run.stderr.strip().splitlines()[-1]
+    assert last == 'lm-eval-stereo: --model local-chat-completions needs tenacity: pip install "lm-eval-stereo[api]"'
+
+
+def test_log_likelihood_tasks_stop_before_any_request_on_a_server_without_prompt_logprobs(
+    served_model, server, tmp_path
+):
+    posts = server.posts()
+    chat = chat_args(served_model, server, {"gest_en": 1})
+    run = run_lm_eval(chat, tmp_path / "chat", check=False)
+    assert run.returncode == 2
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        "lm-eval-stereo: gest_en: log-likelihood tasks, which a chat-completions endpoint "
+        f"({server.base}/v1/chat/completions) cannot score: run them with --model local-completions"
+    )
+    completions = ["--model", "local-completions", "--model_args"]
+    completions += [f"model={served_model},base_url={server.base}/v1/completions,tokenizer={served_model}"]
+    completions += ["--tasks", "gest_en", "--limit", "1"]
+    run = run_lm_eval(completions, tmp_path / "completions", check=False)
+    assert run.returncode == 2
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        f"lm-eval-stereo: gest_en: log-likelihood tasks need prompt log-probabilities, and {server.base}/v1/completions"
+        ": it answered echo=true, logprobs=1 with no logprobs"
+    )
+    assert "Traceback" not in run.stderr and server.posts() == posts
+    assert run.results == {}
+
+
+def test_server_killed_mid_run_then_resumed_with_use_cache_ends_as_an_uninterrupted_run(
+    served_model, server, served_run, tmp_path, capsys
+):
+    tasks = {"gest_mt_cs": 2, "kobbq_gen": 1}
+    cache = tmp_path / "cache" / "requests"
+    args = [*chat_args(served_model, server, tasks), "--use_cache", str(cache)]
+    before = server.posts()
+    command, env = lm_eval_command(args, tmp_path / "killed", env=ENV)
+    process = start_lm_eval(command, env, tmp_path / "killed", tmp_path / "killed.log")
+    try:
+        deadline = time.monotonic() + 300
+        while server.posts() == before and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        server.kill()
+        answered = server.posts() - before
+        assert process.wait(300) == 0, (tmp_path / "killed.log").read_text()[-4000:]
+    finally:
+        server.kill()
+        server.start()
+    results, _ = read_outputs(tmp_path / "killed")
+    unanswered = {task: results["results"][task]["unanswered,none"] for task in tasks}
+    assert 0 < answered < 3 and sum(unanswered.values()) == 3 - answered, (answered, unanswered)
+    assert main(["report", str(tmp_path / "killed")]) == 0
+    assert f"unanswered = {max(unanswered.values())}: requests the server did not answer" in capsys.readouterr().out
+
+    before = server.posts()
+    resumed = run_lm_eval(args, tmp_path / "resumed")
+    assert server.posts() - before == 3 - answered
+    for task in tasks:
+        assert assert_same_metrics(served_run.results["results"][task], resumed.results["results"][task]) > 0
+        served, again = by_document(served_run, task), by_document(resumed, task)
+        assert {doc: texts(sample) for doc, sample in again.items()} == {doc: texts(served[doc]) for doc in again}
+
+
+def test_credentials_are_removed_from_urls_and_model_args():
+    from lm_eval_stereo.models.served import REDACTED, redact_model_args, redact_url
+
+    assert redact_url("https://user:sk-1@api.example.com:8443/v1/chat?api-key=sk-2") == (
+        "https://api.example.com:8443/v1/chat"
+    )
+    args = "model=m,base_url=http://u:sk-3@127.0.0.1:8000/v1/completions,auth_token=sk-4,num_concurrent=4"
+    assert redact_model_args(args) == (
+        f"model=m,base_url=http://127.0.0.1:8000/v1/completions,auth_token={REDACTED},num_concurrent=4"
+    )
+    assert redact_model_args({"model": "m", "api_key": "sk-5"}) == {"model": "m", "api_key": REDACTED}
+    assert redact_model_args("pretrained=org/name,dtype=float32") == "pretrained=org/name,dtype=float32"
+
+
+def test_unanswered_texts_are_empty_outputs_the_request_cache_never_keeps():
+    import pickle
+
+    from lm_eval_stereo.models.served import AnsweredOnly, Unanswered, cut_at_stops
+
+    text = pickle.loads(pickle.dumps(Unanswered("")))
+    assert isinstance(text, Unanswered) and text == "" and not text
+    store: dict = {}
+    cache = AnsweredOnly(store)
+    cache["a"], cache["b"], cache["c"] = "Ja", Unanswered(""), ""
+    assert store == {"a": "Ja", "c": ""} and "b" not in cache and cache["a"] == "Ja"
+    assert cut_at_stops("Muž je silný.\n\nEnglish: x", ["\n\n", "\nEnglish:"]) == "Muž je silný."
+
+
+def test_a_refused_or_failed_answer_is_no_text_and_a_returned_stop_string_is_cut():
+    from lm_eval.models.openai_completions import LocalChatCompletion
+
+    model = object.__new__(LocalChatCompletion)
+    model.think_end_token, model._lm_eval_stereo_stop = None, ["\n\n"]
+
+    def answer(content):
+        return {"choices": [{"index": 0, "message": {"role": "assistant", "content": content, "refusal": "no"}}]}
+
+    assert model.parse_generations(answer(None)) == [None]  # a refusal: no content
+    assert model.parse_generations(answer("Muž.\n\nEnglish:")) == ["Muž."]
+    assert model.parse_generations({"lm_eval_stereo_failed": True, "prompts": 2}) == [None, None]
