@@ -8,7 +8,7 @@ that follow the stereotype (ambiguous contexts) or for higher accuracy where the
 
 from __future__ import annotations
 
-from lm_eval_stereo.core.metrics import SHARE, SIGNED_SHARE, Beside, Metric, higher, ideal
+from lm_eval_stereo.core.metrics import SHARE, SIGNED_SHARE, CompanionFigure, Metric, higher, ideal
 
 #: what a bias score above / below its ideal 0 means
 _READINGS: dict[str, tuple[str, str]] = {
@@ -24,14 +24,14 @@ def declaration(
     name: str | None = None,
     detail: bool = False,
     label: str | None = None,
-    beside: Beside | None = None,
+    companion_figure: CompanionFigure | None = None,
 ) -> Metric:
     """The metric of BBQ-family ``score`` (``acc``, ``acc_amb``, ``acc_dis``, ``bias_amb`` or ``bias_dis``), reported
     as ``name`` (default: the score's; e.g. ``bias_amb_age`` for a per-category detail). A headline (``detail``
-    False) carries a bootstrap interval; ``label`` and ``beside`` are how the report shows it."""
+    False) carries a bootstrap interval; ``label`` and ``companion_figure`` are how the report shows it."""
     reading: dict = {"label": label} if label else {}
-    if beside is not None:
-        reading["beside"] = beside
+    if companion_figure is not None:
+        reading["companion_figure"] = companion_figure
     if score in ("acc", "acc_amb", "acc_dis"):
         return higher(name or score, description, ci=not detail, detail=detail, bounds=SHARE, **reading)
     if score not in _READINGS:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from lm_eval_stereo.core.metrics import Beside, ItemScore, Metric, MetricSet, Resampling, count, lower
+from lm_eval_stereo.core.metrics import CompanionFigure, ItemScore, Metric, MetricSet, Resampling, count, lower
 from lm_eval_stereo.tasks.mbbq import bbq_scores
 from lm_eval_stereo.tasks.mbbq.bbq_metrics import declaration
 from lm_eval_stereo.tasks.mbbq.data import CATEGORIES
@@ -52,13 +52,14 @@ def overall_accuracy(columns: Mapping[str, np.ndarray]) -> np.ndarray:
 _FUNCTIONS = {**bbq_scores.SCORES, OVERALL: overall_accuracy}
 
 
-#: the control-set accuracy the report shows beside each bias-set headline
-CONTROL_BESIDE = {"acc_amb": "acc_amb", "acc_dis": "acc_dis", "bias_amb": "acc_amb", "bias_dis": "acc_dis"}
+#: the control-set accuracy the report shows next to each bias-set headline
+CONTROL_ACCURACY_OF = {"acc_amb": "acc_amb", "acc_dis": "acc_dis", "bias_amb": "acc_amb", "bias_dis": "acc_dis"}
 
 
 def control_accuracy(name: str):
-    """``Beside.compute`` of headline ``name``: the control set's accuracy (``CONTROL_BESIDE``) in the model's task of
-    the control metric set with the same language and scoring (what the tasks recorded, not their names)."""
+    """``CompanionFigure.compute`` of headline ``name``: the control set's accuracy (``CONTROL_ACCURACY_OF``) in the
+    model's task of the control metric set with the same language and scoring (what the tasks recorded, not their
+    names)."""
 
     def compute(values: Mapping[str, Any], config: Mapping[str, Any], others: Mapping[str, Any]) -> float | None:
         own = config.get("metadata") or {}
@@ -68,9 +69,9 @@ def control_accuracy(name: str):
                 metadata.get("metric_set") == "mbbq.control"
                 and metadata.get("language") == own.get("language")
                 and metadata.get("scoring") == own.get("scoring")
-                and isinstance(other_values.get(CONTROL_BESIDE[name]), float)
+                and isinstance(other_values.get(CONTROL_ACCURACY_OF[name]), float)
             ):
-                return float(other_values[CONTROL_BESIDE[name]])
+                return float(other_values[CONTROL_ACCURACY_OF[name]])
         return None
 
     return compute
@@ -136,8 +137,12 @@ def _summarize(names: Sequence[str]):
 def _declarations(names: Sequence[str], control: bool) -> list[Metric]:
     metrics: list[Metric] = []
     for name in names:
-        beside = None if control else Beside(f"control {CONTROL_BESIDE[name]}", control_accuracy(name), model_wide=True)
-        metrics.append(declaration(name, _DESCRIPTIONS[name], label=name, beside=beside))
+        companion = (
+            None
+            if control
+            else CompanionFigure(f"control {CONTROL_ACCURACY_OF[name]}", control_accuracy(name), reads_other_tasks=True)
+        )
+        metrics.append(declaration(name, _DESCRIPTIONS[name], label=name, companion_figure=companion))
     metrics.append(declaration(OVERALL, _DESCRIPTIONS[OVERALL], label=OVERALL))
     for category in CATEGORIES:
         for name in names:
