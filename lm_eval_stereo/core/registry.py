@@ -48,7 +48,7 @@ MetricSetFactory = Callable[[str, Mapping[str, Any]], "MetricSet"]
 RECORDED = ("language", "key_field", "facts", "scoring")
 
 
-def fixed(metric_set: MetricSet) -> MetricSetFactory:
+def same_for_every_task(metric_set: MetricSet) -> MetricSetFactory:
     """The factory of a metric set that is the same for every task of its kind."""
 
     def factory(task: str, metadata: Mapping[str, Any]) -> MetricSet:
