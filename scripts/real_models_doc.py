@@ -324,12 +324,12 @@ def gerbbq_findings(report: Report, labels: list[str], paired: dict) -> list[str
             n = cell.items[0]
             correct = round(cell.values["accuracy"] * n)
             undetermined = round(cell.values["undetermined"] * n)
-            beside = cell.beside("accuracy")
+            companion = cell.companion_figure("accuracy")
             # undetermined outputs are booked as "unbekannt": correct in ambiguous contexts, wrong otherwise
             undetermined_correct = undetermined if context == "ambiguous" else 0
             determinate = n - undetermined
             determinate_correct = correct - undetermined_correct
-            if beside is None or not math.isclose(beside[1], determinate_correct / determinate):
+            if companion is None or not math.isclose(companion[1], determinate_correct / determinate):
                 raise SystemExit(f"{task} {label}: accuracy over determinate answers does not add up")
             booked = (
                 f'{undetermined_correct} of its {correct} correct answers are such outputs ("unbekannt" is the '

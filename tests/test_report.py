@@ -32,8 +32,7 @@ from lm_eval_stereo.report.html import render_html, write_html
 from lm_eval_stereo.report.model import Estimate
 from lm_eval_stereo.report.model_names import model_name
 from lm_eval_stereo.report.tables import MAX_COLUMNS, Table, split
-from lm_eval_stereo.results.declaration import Declaration
-from lm_eval_stereo.results.declarations import declaration_of
+from lm_eval_stereo.results.declarations import Declaration, declaration_of
 from lm_eval_stereo.results.ideals import Ideal
 from lm_eval_stereo.results.run import Run
 from lm_eval_stereo.tasks.gest.figure import HEIGHT_PX as GEST_HEIGHT_PX

@@ -43,31 +43,32 @@ INTERVAL_KINDS: tuple[str, ...] = ("bootstrap", "agresti-coull", "outputs-bootst
 
 
 @dataclass(frozen=True)
-class Beside:
+class CompanionFigure:
     """A figure the report shows next to a headline, computed from the task's results: ``compute(values, config)``
-    gets the task's metric values and its config from the results file (None when the figure does not apply). With
-    ``model_wide``, ``compute(values, config, others)`` also gets the model's other tasks in the report, ``{task:
-    (values, config)}``, whichever results file holds them, for a figure of a companion task found by what the tasks
-    recorded (e.g. the control set's accuracy in the same language beside a bias score)."""
+    gets the task's metric values and its config from the results file (None when the figure does not apply; e.g.
+    GerBBQ+'s accuracy over determinate answers). With ``reads_other_tasks``, ``compute(values, config, others)`` also
+    gets the model's other tasks in the report, ``{task: (values, config)}``, whichever results file holds them, for a
+    figure of a companion task found by what the tasks recorded (e.g. the control set's accuracy in the same language
+    next to a bias score)."""
 
     label: str
     compute: Callable[..., float | None]
-    model_wide: bool = False
+    reads_other_tasks: bool = False
 
 
 @dataclass(frozen=True)
 class Metric:
     """One metric: ``direction`` is "higher"/"lower" (is better), "ideal" (``ideal`` in the middle, e.g. SS = 50),
     "count" (bookkeeping: items, ties, undetermined outputs) or "info" (a string such as the normalisation used).
-    ``detail`` marks a view of a headline (one template, one stereotype) that reports show with the benchmark's
-    details, not in their summary. ``label`` names the metric for a person ("SS"), ``above``/``below`` say what a
-    value whose CI lies above/below the ideal means ("prefers stereotypes"); ``beside`` is a figure the report shows
-    next to it. ``bounds`` is the range ``(low, high)`` the metric can take (``math.inf`` for an open end), None where
-    it is not declared; exports (Every Eval Ever ``min_score``/``max_score``) read it. ``interval`` names the kind of
-    its 95% interval (:data:`IntervalKind`, None: none); ``ci=True`` is short for ``interval="bootstrap"``, the seeded
-    resampler's, and either sets the other. ``caution`` says, for a bookkeeping metric the report checks (ties,
-    undetermined outputs, detection yield, a fit that did not converge), what its warning means for this benchmark's
-    headlines."""
+    ``detail`` marks a view of a headline (one template, one stereotype) that reports show with the benchmark's details,
+    not in their summary. ``label`` names the metric for a person ("SS"), ``above``/``below`` say what a value whose CI
+    lies above/below the ideal means ("prefers stereotypes"); ``companion_figure`` is a figure the report shows next to
+    it (:class:`CompanionFigure`). ``bounds`` is the range ``(low, high)`` the metric can take (``math.inf`` for an open
+    end), None where it is not declared; exports (Every Eval Ever ``min_score``/``max_score``) read it. ``interval``
+    names the kind of its 95% interval (:data:`IntervalKind`, None: none); ``ci=True`` is short for
+    ``interval="bootstrap"``, the seeded resampler's, and either sets the other. ``caution`` says, for a bookkeeping
+    metric the report checks (ties, undetermined outputs, detection yield, a fit that did not converge), what its
+    warning means for this benchmark's headlines."""
 
     name: str
     direction: Direction
@@ -78,7 +79,7 @@ class Metric:
     label: str = ""
     above: str = ""
     below: str = ""
-    beside: Beside | None = None
+    companion_figure: CompanionFigure | None = None
     bounds: tuple[float, float] | None = None
     interval: IntervalKind | None = None
     caution: str = ""

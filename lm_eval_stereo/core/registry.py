@@ -48,7 +48,7 @@ MetricSetFactory = Callable[[str, Mapping[str, Any]], "MetricSet"]
 RECORDED = ("language", "key_field", "facts", "scoring")
 
 
-def fixed(metric_set: MetricSet) -> MetricSetFactory:
+def same_for_every_task(metric_set: MetricSet) -> MetricSetFactory:
     """The factory of a metric set that is the same for every task of its kind."""
 
     def factory(task: str, metadata: Mapping[str, Any]) -> MetricSet:
@@ -77,14 +77,14 @@ class Option:
 class Benchmark:
     """One benchmark: its folder ``name``, ``title``, the fnmatch ``task_patterns`` of its task and group names, the
     ``options`` its tasks accept in ``--metadata`` (each name once), its ``metric_sets`` by id, the pinned upstream
-    ``sources`` it reads (declared in its folder's ``sources.py``; a source that several benchmarks read is one
-    object, declared once), its report ``figures``, its ``languages`` (the language registry its per-language YAMLs
-    are generated from), ``report_ideals``: the value the report measures a metric declared without a direction
-    against (fnmatch pattern -> value; e.g. a leakage coefficient against 0, no carry-over, where the declaration stays
-    undirected because the target language's own coefficient is expected positive), and ``commands``: subcommands of
-    the ``lm-eval-stereo`` console script that only this benchmark has (name -> ``main(argv) -> exit status``), and
-    ``demo_tasks``: its tasks and groups in each run of ``make demo`` (:data:`DEMO_RUNS`; the Makefile reads them with
-    ``scripts/demo_tasks.py``)."""
+    ``sources`` it reads (declared in its folder's ``sources.py``; a source that several benchmarks read is one object,
+    declared once), its report ``figures``, its ``languages`` (the languages its tasks measure, built from its data's
+    language registry, which its YAML generator reads itself), ``report_ideals``: the value the report measures a metric
+    declared without a direction against (fnmatch pattern -> value; e.g. a leakage coefficient against 0, no carry-over,
+    where the declaration stays undirected because the target language's own coefficient is expected positive), and
+    ``commands``: subcommands of the ``lm-eval-stereo`` console script that only this benchmark has (name ->
+    ``main(argv) -> exit status``), and ``demo_tasks``: its tasks and groups in each run of ``make demo``
+    (:data:`DEMO_RUNS`; the Makefile reads them with ``scripts/demo_tasks.py``)."""
 
     name: str
     title: str

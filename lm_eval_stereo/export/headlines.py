@@ -21,7 +21,7 @@ from lm_eval_stereo.core.metrics import Metric
 from lm_eval_stereo.core.registry import Benchmark
 from lm_eval_stereo.export.distance import Distances, ItemsMismatch
 from lm_eval_stereo.report.capability import capability_ideal, capability_metrics
-from lm_eval_stereo.results.declaration import Declaration
+from lm_eval_stereo.results.declarations import Declaration
 from lm_eval_stereo.results.fields import Unusable
 from lm_eval_stereo.results.run import Run, is_number
 

@@ -64,7 +64,7 @@ def build_report(
         row = rows[_row_key(run, all_runs)]
         for task in tasks:
             cells[(task, row.key)] = Cell(task, row, run)
-    _link_companions(cells)
+    _link_other_tasks(cells)
     ordered = sorted(rows.values(), key=lambda row: row.label)
     report = Report(ordered, sorted({task for task, _ in cells}), cells, runs, skipped)
     if not all_runs:
@@ -77,14 +77,14 @@ def build_report(
     return report
 
 
-def _link_companions(cells: Mapping[tuple[str, str], Cell]) -> None:
+def _link_other_tasks(cells: Mapping[tuple[str, str], Cell]) -> None:
     """Give every cell its row's other cells (values and config), for the figures a declaration shows beside a
     headline from a companion task (MBBQ's control set beside its bias set), when the tasks ran in separate calls."""
     by_row: dict[str, dict[str, Cell]] = {}
     for (task, key), cell in cells.items():
         by_row.setdefault(key, {})[task] = cell
     for (task, key), cell in cells.items():
-        cell.companions = {
+        cell.other_tasks = {
             other: (companion.values, companion.run.task_config(other))
             for other, companion in by_row[key].items()
             if other != task

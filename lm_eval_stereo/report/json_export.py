@@ -85,7 +85,7 @@ def report_json(report: Report) -> dict[str, Any]:
         for cell in report.task_cells(task):
             metrics = {}
             for name in cell.headlines:
-                estimate, ideal, beside = cell.estimate(name), cell.ideal(name), cell.beside(name)
+                estimate, ideal, companion = cell.estimate(name), cell.ideal(name), cell.companion_figure(name)
                 metrics[name] = {
                     "value": _finite(estimate.value),
                     "ci_low": _finite(estimate.low),
@@ -96,7 +96,7 @@ def report_json(report: Report) -> dict[str, Any]:
                     "direction": ideal.direction if ideal else None,
                     "verdict": cell_verdict(cell, name),
                     "caveats": [finding.caveat for finding in report.caveats(cell, name)],
-                    "beside": None if beside is None else {"label": beside[0], "value": beside[1]},
+                    "beside": None if companion is None else {"label": companion[0], "value": companion[1]},
                 }
             items = cell.items
             tasks[task][cell.row.label] = {

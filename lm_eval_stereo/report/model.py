@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from lm_eval_stereo.core.metrics import BOOKKEEPING
 from lm_eval_stereo.report.capability import capability_ideal, capability_metrics
-from lm_eval_stereo.results.declaration import Declaration
+from lm_eval_stereo.results.declarations import Declaration
 from lm_eval_stereo.results.ideals import Ideal
 from lm_eval_stereo.results.run import Finding, Run, is_number
 
@@ -56,7 +56,7 @@ class Cell:
     #: the benchmark and metric sets that computed the cell (:mod:`lm_eval_stereo.results.declarations`)
     declaration: Declaration | None = field(init=False)
     #: the row's other cells, ``{task: (values, config)}``, whichever results file holds them (set by the report)
-    companions: dict[str, tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
+    other_tasks: dict[str, tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.values = self.run.values(self.task)
@@ -91,19 +91,20 @@ class Cell:
         """Whether the benchmark declares ``name`` a view of a headline (shown in the details, not the summary)."""
         return self.declaration is not None and self.declaration.is_detail(name)
 
-    def beside(self, name: str) -> tuple[str, float] | None:
+    def companion_figure(self, name: str) -> tuple[str, float] | None:
         """The figure the declaration shows next to metric ``name`` (label, value), None where there is none (GerBBQ+
-        accuracy: the accuracy over determinate answers); a model-wide one also reads the row's other tasks
-        (:attr:`companions`: the same model's other results, from this results file or another)."""
+        accuracy: the accuracy over determinate answers); one that reads other tasks also gets the row's other cells
+        (:attr:`other_tasks`: the same model's other results, from this results file or another)."""
         metric = self.declaration.metric(name) if self.declaration else None
-        if metric is None or metric.name != name or metric.beside is None:
+        if metric is None or metric.name != name or metric.companion_figure is None:
             return None
         config = self.run.task_config(self.task)
-        if metric.beside.model_wide:
-            value = metric.beside.compute(self.values, config, self.companions)
+        figure = metric.companion_figure
+        if figure.reads_other_tasks:
+            value = figure.compute(self.values, config, self.other_tasks)
         else:
-            value = metric.beside.compute(self.values, config)
-        return None if value is None or not math.isfinite(value) else (metric.beside.label, value)
+            value = figure.compute(self.values, config)
+        return None if value is None or not math.isfinite(value) else (figure.label, value)
 
     def estimate(self, name: str) -> Estimate:
         """Value, CI and stderr of one metric (a group has no CI: a mean of interval bounds is not an interval); the CI

@@ -127,8 +127,8 @@ def summary_text(report: Report, cell: Cell, name: str, letters: dict[str, str],
     text = format_estimate(cell.estimate(name), cell.ideal(name), stderr=False, delta=not words)
     if words:
         text += f": {words}"
-    if beside := cell.beside(name):
-        text += f"; {format_value(beside[1])} {beside[0]}"
+    if companion := cell.companion_figure(name):
+        text += f"; {format_value(companion[1])} {companion[0]}"
     marks = [_markers(report, cell.row, cell.task, name, letters)]
     marks += [f"†{notes[finding]}" for finding in report.caveats(cell, name) if finding in notes]
     return " ".join([text, *filter(None, marks)])

@@ -3,8 +3,9 @@
 - :mod:`.run`: :class:`~.run.Run`, one lm_eval results file and its reader (metrics, members, options; per task the
   declaration and the logged items, each resolved or read once); :func:`~.run.load_runs`, and
   :func:`~.run.newest_runs`, the one rule of which run a task of a model comes from.
-- :mod:`.declarations`: which benchmark and metric set computed a task (:class:`~.declarations.Declaration`), from
-  what the task recorded in its config metadata.
+- :mod:`.declarations`: which benchmark and metric sets computed a task or group, and what they declare of each
+  metric (:class:`~.declarations.Declaration`: direction or ideal, interval, detail view), found from what the task
+  recorded in its config metadata (:func:`~.declarations.resolve`).
 - :mod:`.samples`: the ``--log_samples`` items and documents of a task, keyed by the field the task recorded.
 - :mod:`.legacy`: results written before tasks recorded all that; the only module that guesses.
 - :mod:`.ideals`: how a metric is best (:class:`~.ideals.Ideal`).

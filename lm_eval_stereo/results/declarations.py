@@ -1,4 +1,5 @@
-"""Which benchmark and metric set computed a task's results, read from the results file, never guessed from names.
+"""Which benchmark and metric set computed a task's results (:class:`Declaration`: what they declare of each metric,
+its direction or ideal, interval and detail view), read from the results file, never guessed from names.
 
 Every plugin task writes ``benchmark`` and ``metric_set`` (an id of the benchmark registry,
 :mod:`lm_eval_stereo.core.registry`) into its config metadata, with what its metric set is built from (``facts``),
@@ -16,14 +17,87 @@ through :mod:`lm_eval_stereo.results.legacy`, the one module that guesses.
 
 from __future__ import annotations
 
+import fnmatch
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from lm_eval_stereo.core import registry
+from lm_eval_stereo.core.metrics import Metric, MetricSet
+from lm_eval_stereo.core.registry import Benchmark
 from lm_eval_stereo.results import legacy
-from lm_eval_stereo.results.declaration import Declaration
 from lm_eval_stereo.results.errors import ReportError
 from lm_eval_stereo.results.fields import Problem
+from lm_eval_stereo.results.ideals import Ideal
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """The declarations behind one task or group of a results file: its ``benchmark`` (None for a group spanning
+    several) and the ``metric_sets`` of its leaf tasks (one for a task)."""
+
+    benchmark: Benchmark | None
+    metric_sets: tuple[MetricSet, ...]
+    #: the ``benchmark``s of the leaf tasks (one for a task or a one-benchmark group)
+    benchmarks: tuple[Benchmark, ...]
+
+    @property
+    def metric_set(self) -> MetricSet | None:
+        """The metric set of a task (None for a group whose members have several)."""
+        return self.metric_sets[0] if len({m.id for m in self.metric_sets}) == 1 else None
+
+    def metric(self, name: str) -> Metric | None:
+        """The declaration of metric ``name`` (an interval bound as its metric), None when none declares it."""
+        for metric_set in self.metric_sets:
+            try:
+                return metric_set.metric(name)
+            except KeyError:
+                continue
+        return None
+
+    def ideal(self, name: str) -> Ideal | None:
+        """How ``name`` is best: its declared direction or ideal, else a benchmark's ``report_ideals`` reading of an
+        undirected metric; None for counts and text."""
+        metric = self.metric(name)
+        if metric is not None and metric.direction == "ideal":
+            return Ideal("target", metric.ideal)
+        if metric is not None and metric.direction in ("higher", "lower"):
+            return Ideal(metric.direction)
+        for bench in self.benchmarks:
+            for pattern, value in bench.report_ideals.items():
+                if fnmatch.fnmatchcase(name, pattern):
+                    return Ideal("target", value)
+        return None
+
+    def is_detail(self, name: str) -> bool:
+        """Whether ``name`` is declared a view of a headline (one stereotype, one template): shown with the
+        benchmark's details, not in the summary."""
+        metric = self.metric(name)
+        return metric is not None and metric.detail
+
+    def is_headline(self, name: str) -> bool:
+        """Whether ``name`` is declared with a direction or an ideal and is not a detail view."""
+        metric = self.metric(name)
+        return metric is not None and metric.direction in ("higher", "lower", "ideal") and not metric.detail
+
+    def has_interval(self, name: str) -> bool:
+        """Whether ``name`` is a metric declared with a 95% interval (of any kind; detail views included)."""
+        metric = self.metric(name)
+        return metric is not None and metric.name == name and metric.has_interval
+
+    def interval_names(self, name: str) -> tuple[str, str] | None:
+        """The names of the interval bounds of metric ``name`` in the results, None where none is declared."""
+        metric = self.metric(name)
+        if metric is None or metric.name != name or not metric.has_interval:
+            return None
+        low, high = metric.interval_names()
+        return low, high
+
+    def undefined_name(self, name: str) -> str | None:
+        """The name of the count of bootstrap resamples on which metric ``name`` was undefined
+        (``<name>_ci_undefined``), None where the metric's interval is not the seeded bootstrap's."""
+        metric = self.metric(name)
+        return metric.undefined_name if metric is not None and metric.name == name else None
 
 
 class RecordedRun(Protocol):

@@ -26,7 +26,7 @@ from lm_eval_stereo.results.errors import ReportError
 from lm_eval_stereo.results.fields import Problem, check_metrics, count, is_number
 
 if TYPE_CHECKING:
-    from lm_eval_stereo.results.declaration import Declaration
+    from lm_eval_stereo.results.declarations import Declaration
     from lm_eval_stereo.results.samples import Logged
 
 #: ``model_args`` keys that are not part of a task's options when lm_eval copies them into the task metadata

@@ -2,7 +2,7 @@
 subfolder each; the benchmark's declaration (see README.md)."""
 
 from lm_eval_stereo.core.figures import FigureSpec
-from lm_eval_stereo.core.registry import Benchmark, fixed
+from lm_eval_stereo.core.registry import Benchmark, same_for_every_task
 from lm_eval_stereo.tasks.german_gender_bias import options
 from lm_eval_stereo.tasks.german_gender_bias.gerbbq import metrics as gerbbq
 from lm_eval_stereo.tasks.german_gender_bias.personas import metrics as personas
@@ -30,7 +30,7 @@ BENCHMARK = Benchmark(
         "gender_persona_*",
     ),
     options=(*options.GERBBQ_OPTIONS, *options.CLASSIFIED_PERSONA_OPTIONS, options.SEED_OPTION),
-    metric_sets={metric_set.id: fixed(metric_set) for metric_set in METRIC_SETS},
+    metric_sets={metric_set.id: same_for_every_task(metric_set) for metric_set in METRIC_SETS},
     sources=(GERMAN_GENDER_BIAS,),
     figures=(
         FigureSpec(

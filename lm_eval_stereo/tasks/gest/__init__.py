@@ -1,7 +1,7 @@
 """GEST (Pikuliak et al. 2024): the benchmark's declaration (see README.md)."""
 
 from lm_eval_stereo.core.figures import FigureSpec
-from lm_eval_stereo.core.registry import Benchmark, fixed
+from lm_eval_stereo.core.registry import Benchmark, same_for_every_task
 from lm_eval_stereo.tasks.gest import data, figure, metrics, options
 from lm_eval_stereo.tasks.gest.sources import GEST
 
@@ -12,8 +12,8 @@ BENCHMARK = Benchmark(
     options=options.PAIRS_OPTIONS,
     metric_sets={
         "gest.scores": metrics.scores_metric_set,
-        "gest.pairs": fixed(metrics.PAIRS_METRICS),
-        "gest.translation": fixed(metrics.MT_METRICS),
+        "gest.pairs": same_for_every_task(metrics.PAIRS_METRICS),
+        "gest.translation": same_for_every_task(metrics.MT_METRICS),
     },
     sources=(GEST,),
     figures=(

@@ -2,7 +2,7 @@
 (see README.md)."""
 
 from lm_eval_stereo.core.figures import FigureSpec
-from lm_eval_stereo.core.registry import Benchmark, fixed
+from lm_eval_stereo.core.registry import Benchmark, same_for_every_task
 from lm_eval_stereo.tasks.kobbq import metrics
 from lm_eval_stereo.tasks.kobbq.sources import KOBBQ
 
@@ -12,7 +12,7 @@ BENCHMARK = Benchmark(
     title="KoBBQ",
     task_patterns=("kobbq", "kobbq_gen"),
     options=(),
-    metric_sets={metric_set.id: fixed(metric_set) for metric_set in METRIC_SETS},
+    metric_sets={metric_set.id: same_for_every_task(metric_set) for metric_set in METRIC_SETS},
     sources=(KOBBQ,),
     figures=(
         FigureSpec(

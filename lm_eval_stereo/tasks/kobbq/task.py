@@ -16,6 +16,7 @@ from typing import Any
 import datasets
 
 from lm_eval_stereo.core.summary import SummaryTask
+from lm_eval_stereo.tasks import bbq_family
 from lm_eval_stereo.tasks.kobbq import metrics as metric
 from lm_eval_stereo.tasks.kobbq.answers import prediction_text, read_answer
 from lm_eval_stereo.tasks.kobbq.data import (
@@ -59,7 +60,7 @@ class KobbqTask(SummaryTask):
         options = [with_unknown(option, doc["unknown"]) for option in doc["options"]]
         choice = options.index(prediction) if prediction in doc["shown"] else None
         if prediction is None:
-            counts = metric.bbq_scores.answer_counts([], label=0, unknown=2, biased=0)
+            counts = bbq_family.answer_counts([], label=0, unknown=2, biased=0)
         else:
             counts = metric.answer_counts(
                 choice,

@@ -2,7 +2,7 @@
 set; the benchmark's declaration (see README.md)."""
 
 from lm_eval_stereo.core.figures import FigureSpec
-from lm_eval_stereo.core.registry import Benchmark, fixed
+from lm_eval_stereo.core.registry import Benchmark, same_for_every_task
 from lm_eval_stereo.tasks.mbbq import data, figure, metrics, options
 from lm_eval_stereo.tasks.mbbq.sources import MBBQ
 
@@ -11,7 +11,9 @@ BENCHMARK = Benchmark(
     title="MBBQ",
     task_patterns=("mbbq", "mbbq_*"),
     options=options.OPTIONS,
-    metric_sets={metric_set.id: fixed(metric_set) for metric_set in (metrics.BIAS_METRICS, metrics.CONTROL_METRICS)},
+    metric_sets={
+        metric_set.id: same_for_every_task(metric_set) for metric_set in (metrics.BIAS_METRICS, metrics.CONTROL_METRICS)
+    },
     sources=(MBBQ,),
     figures=(
         FigureSpec(

@@ -11,7 +11,7 @@ the answer locations the reference (``mbbq.py``, ``get_samples``) derives: ``unk
 "unknown"), ``target_loc`` (the answer whose group is one of the stereotyped groups, after the reference's
 renamings: Gender_identity's "F"/"M" become the women's/men's words of the four languages, SES's "low SES" becomes
 "lowSES"; -1 where two answers or none match, the reference's 100) and ``biased_loc`` (the bias-consistent answer,
-:func:`~lm_eval_stereo.tasks.mbbq.bbq_scores.biased_answer`: the target of a negative question, the other person of
+:func:`~lm_eval_stereo.tasks.bbq_family.biased_answer`: the target of a negative question, the other person of
 a non-negative one; -1 where undefined). A missing field or a label out of 0–2 raises
 :class:`~lm_eval_stereo.core.errors.MalformedDataError` naming the file, the line and the field.
 """
@@ -24,7 +24,7 @@ from typing import Any
 
 from lm_eval_stereo.core import sources
 from lm_eval_stereo.core.errors import MalformedDataError
-from lm_eval_stereo.tasks.mbbq.bbq_scores import biased_answer
+from lm_eval_stereo.tasks.bbq_family import biased_answer
 from lm_eval_stereo.tasks.mbbq.sources import MBBQ
 
 SOURCE = MBBQ.name

@@ -1,8 +1,8 @@
-"""The metric sets of the MBBQ tasks: the BBQ-family scores of :mod:`~lm_eval_stereo.tasks.mbbq.bbq_scores` (MBBQ
+"""The metric sets of the MBBQ tasks: the BBQ-family scores of :mod:`~lm_eval_stereo.tasks.bbq_family` (MBBQ
 §4, Eq. 1 and 2) over a task's items, with seeded bootstrap intervals and per-category details.
 
 A task's logged item is one document: one MBBQ item (log-likelihood tasks) or one item under one of the five prompts
-(generative tasks). Its answer counts (:data:`~lm_eval_stereo.tasks.mbbq.bbq_scores.COUNT_FIELDS`) are summed per
+(generative tasks). Its answer counts (:data:`~lm_eval_stereo.tasks.bbq_family.COUNT_FIELDS`) are summed per
 MBBQ item (``item``: ``<Category>/<example_id>``) before scoring, so the bootstrap resamples items and keeps an item's
 five prompts together. Every score pools all answers of all items (and prompts) of the task.
 
@@ -23,9 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from lm_eval_stereo.core.metrics import Beside, ItemScore, Metric, MetricSet, Resampling, count, lower
-from lm_eval_stereo.tasks.mbbq import bbq_scores
-from lm_eval_stereo.tasks.mbbq.bbq_metrics import declaration
+from lm_eval_stereo.core.metrics import CompanionFigure, ItemScore, Metric, MetricSet, Resampling, count, lower
+from lm_eval_stereo.tasks import bbq_family
 from lm_eval_stereo.tasks.mbbq.data import CATEGORIES
 
 ACCURACIES = ("acc_amb", "acc_dis")
@@ -49,16 +48,17 @@ def overall_accuracy(columns: Mapping[str, np.ndarray]) -> np.ndarray:
         return np.where(scored > 0, correct / np.where(scored > 0, scored, 1), np.nan)
 
 
-_FUNCTIONS = {**bbq_scores.SCORES, OVERALL: overall_accuracy}
+_FUNCTIONS = {**bbq_family.SCORES, OVERALL: overall_accuracy}
 
 
-#: the control-set accuracy the report shows beside each bias-set headline
-CONTROL_BESIDE = {"acc_amb": "acc_amb", "acc_dis": "acc_dis", "bias_amb": "acc_amb", "bias_dis": "acc_dis"}
+#: the control-set accuracy the report shows next to each bias-set headline
+CONTROL_ACCURACY_OF = {"acc_amb": "acc_amb", "acc_dis": "acc_dis", "bias_amb": "acc_amb", "bias_dis": "acc_dis"}
 
 
 def control_accuracy(name: str):
-    """``Beside.compute`` of headline ``name``: the control set's accuracy (``CONTROL_BESIDE``) in the model's task of
-    the control metric set with the same language and scoring (what the tasks recorded, not their names)."""
+    """``CompanionFigure.compute`` of headline ``name``: the control set's accuracy (``CONTROL_ACCURACY_OF``) in the
+    model's task of the control metric set with the same language and scoring (what the tasks recorded, not their
+    names)."""
 
     def compute(values: Mapping[str, Any], config: Mapping[str, Any], others: Mapping[str, Any]) -> float | None:
         own = config.get("metadata") or {}
@@ -68,9 +68,9 @@ def control_accuracy(name: str):
                 metadata.get("metric_set") == "mbbq.control"
                 and metadata.get("language") == own.get("language")
                 and metadata.get("scoring") == own.get("scoring")
-                and isinstance(other_values.get(CONTROL_BESIDE[name]), float)
+                and isinstance(other_values.get(CONTROL_ACCURACY_OF[name]), float)
             ):
-                return float(other_values[CONTROL_BESIDE[name]])
+                return float(other_values[CONTROL_ACCURACY_OF[name]])
         return None
 
     return compute
@@ -84,15 +84,15 @@ def item_columns(items: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
         row = grouped.setdefault(
             str(item["item"]),
             {
-                **dict.fromkeys(bbq_scores.COUNT_FIELDS, 0),
+                **dict.fromkeys(bbq_family.COUNT_FIELDS, 0),
                 "ambiguous": int(bool(item["ambiguous"])),
                 "category": CATEGORIES.index(str(item["category"])),
             },
         )
-        for name in bbq_scores.COUNT_FIELDS:
+        for name in bbq_family.COUNT_FIELDS:
             row[name] += int(item[name])
     rows = [grouped[key] for key in sorted(grouped)]
-    names = (*bbq_scores.COUNT_FIELDS, "ambiguous", "category")
+    names = (*bbq_family.COUNT_FIELDS, "ambiguous", "category")
     return {name: np.array([row[name] for row in rows], dtype=np.int64) for name in names}
 
 
@@ -119,7 +119,7 @@ def _summarize(names: Sequence[str]):
         for index, category in enumerate(CATEGORIES):
             selected = _select(columns, index)
             for name in names:
-                values[_category_name(name, category)] = float(bbq_scores.SCORES[name](selected))
+                values[_category_name(name, category)] = float(bbq_family.SCORES[name](selected))
         answers = int(columns["answers"].sum())
         values.update(
             count=len(columns["answers"]),
@@ -136,13 +136,17 @@ def _summarize(names: Sequence[str]):
 def _declarations(names: Sequence[str], control: bool) -> list[Metric]:
     metrics: list[Metric] = []
     for name in names:
-        beside = None if control else Beside(f"control {CONTROL_BESIDE[name]}", control_accuracy(name), model_wide=True)
-        metrics.append(declaration(name, _DESCRIPTIONS[name], label=name, beside=beside))
-    metrics.append(declaration(OVERALL, _DESCRIPTIONS[OVERALL], label=OVERALL))
+        companion = (
+            None
+            if control
+            else CompanionFigure(f"control {CONTROL_ACCURACY_OF[name]}", control_accuracy(name), reads_other_tasks=True)
+        )
+        metrics.append(bbq_family.declaration(name, _DESCRIPTIONS[name], label=name, companion_figure=companion))
+    metrics.append(bbq_family.declaration(OVERALL, _DESCRIPTIONS[OVERALL], label=OVERALL))
     for category in CATEGORIES:
         for name in names:
             label = f"{_DESCRIPTIONS[name]}; {category}"
-            metrics.append(declaration(name, label, name=_category_name(name, category), detail=True))
+            metrics.append(bbq_family.declaration(name, label, name=_category_name(name, category), detail=True))
     metrics += [
         count("count", "MBBQ items evaluated"),
         count("answers", "answers scored or undetermined (items x prompts)"),

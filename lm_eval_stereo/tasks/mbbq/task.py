@@ -21,7 +21,8 @@ import datasets
 
 from lm_eval_stereo.core.metrics import MetricSet
 from lm_eval_stereo.core.summary import SummaryTask
-from lm_eval_stereo.tasks.mbbq import bbq_scores, detection
+from lm_eval_stereo.tasks import bbq_family
+from lm_eval_stereo.tasks.mbbq import detection
 from lm_eval_stereo.tasks.mbbq.data import choice_prompt, load_docs
 from lm_eval_stereo.tasks.mbbq.metrics import BIAS_METRICS, CONTROL_METRICS
 from lm_eval_stereo.tasks.mbbq.options import OPTIONS
@@ -70,7 +71,7 @@ class _MbbqTask(SummaryTask):
     def record(self, doc: Mapping[str, Any], key: str, predictions: Sequence[int | None]) -> dict[str, Any]:
         """The document's item: its answer counts and what they were computed from."""
         biased = int(doc["biased_loc"])
-        counts = bbq_scores.answer_counts(
+        counts = bbq_family.answer_counts(
             predictions,
             label=int(doc["label"]),
             unknown=int(doc["unknown_loc"]),

@@ -1,7 +1,7 @@
 """Multilingual CrowS-Pairs gender with S_JSD (Steinborn et al. 2022): the benchmark's declaration (see README.md)."""
 
 from lm_eval_stereo.core.figures import FigureSpec
-from lm_eval_stereo.core.registry import Benchmark, fixed
+from lm_eval_stereo.core.registry import Benchmark, same_for_every_task
 from lm_eval_stereo.tasks.s_jsd import data, metrics, options
 from lm_eval_stereo.tasks.s_jsd.sources import CROWS_PAIRS, S_JSD_MULTILINGUAL
 
@@ -11,8 +11,8 @@ BENCHMARK = Benchmark(
     task_patterns=("s_jsd", "s_jsd_*"),
     options=options.OPTIONS,
     metric_sets={
-        "s_jsd.causal": fixed(metrics.metric_set("s_jsd", causal=True)),
-        "s_jsd.masked": fixed(metrics.metric_set("s_jsd_mlm")),
+        "s_jsd.causal": same_for_every_task(metrics.metric_set("s_jsd", causal=True)),
+        "s_jsd.masked": same_for_every_task(metrics.metric_set("s_jsd_mlm")),
     },
     sources=(S_JSD_MULTILINGUAL, CROWS_PAIRS),
     figures=(

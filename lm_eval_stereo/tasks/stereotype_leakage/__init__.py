@@ -4,7 +4,7 @@ from collections.abc import Sequence
 
 from lm_eval_stereo.core.figures import FigureSpec
 from lm_eval_stereo.core.registry import Benchmark
-from lm_eval_stereo.tasks.stereotype_leakage import data, declared, figure, options
+from lm_eval_stereo.tasks.stereotype_leakage import data, figure, metric_sets, options
 from lm_eval_stereo.tasks.stereotype_leakage.sources import STEREOTYPE_LEAKAGE
 
 
@@ -24,8 +24,8 @@ BENCHMARK = Benchmark(
     task_patterns=("stereotype_leakage", "stereotype_leakage_*"),
     options=(*options.CAUSAL_OPTIONS, *options.MASKED_OPTIONS, *options.GENERATION_OPTIONS),
     metric_sets={
-        "stereotype_leakage.regression": declared.regression,
-        "stereotype_leakage.generation": declared.generation,
+        "stereotype_leakage.regression": metric_sets.regression,
+        "stereotype_leakage.generation": metric_sets.generation,
     },
     sources=(STEREOTYPE_LEAKAGE,),
     figures=(

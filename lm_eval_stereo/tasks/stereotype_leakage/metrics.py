@@ -218,7 +218,7 @@ def leakage_metric_set(
 ) -> MetricSet:
     """The metrics of a ``stereotype_leakage*`` task (and a family's ``extra`` ones); ``summarize`` adds
     ``nan_scores``, ``nan_cells``, ``score`` and the extra metrics to :func:`leakage_metrics`; ``pairing`` is what
-    paired comparisons compare (:mod:`lm_eval_stereo.tasks.stereotype_leakage.declared`)."""
+    paired comparisons compare (:mod:`lm_eval_stereo.tasks.stereotype_leakage.metric_sets`)."""
     return MetricSet(label, (*LEAKAGE_METRICS, *extra), summarize, id=id, pairing=pairing)
 
 

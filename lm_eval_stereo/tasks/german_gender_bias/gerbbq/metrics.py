@@ -27,7 +27,7 @@ import numpy as np
 from lm_eval_stereo.core.metrics import (
     SHARE,
     SIGNED_SHARE,
-    Beside,
+    CompanionFigure,
     ItemScore,
     MetricSet,
     Resampling,
@@ -226,7 +226,7 @@ METRICS = MetricSet(
             ci=True,
             bounds=SHARE,
             label="accuracy",
-            beside=Beside("over determinate answers", determinate_accuracy),
+            companion_figure=CompanionFigure("over determinate answers", determinate_accuracy),
         ),
         ideal(
             "bias",

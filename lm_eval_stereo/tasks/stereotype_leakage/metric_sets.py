@@ -2,7 +2,7 @@
 
 A leakage task's regression (Eq. 1) summarises its whole association table; its task computes it (its options and
 target language), so the declared ``summarize`` is never called by a reader. Two runs are compared on the cells of
-their tables (:mod:`lm_eval_stereo.tasks.stereotype_leakage.cells`), which the declarations name as their pairing
+their tables (:mod:`lm_eval_stereo.tasks.stereotype_leakage.association_cells`), which the declarations name as their pairing
 unit.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lm_eval_stereo.core.metrics import MetricSet, PairingUnit
-from lm_eval_stereo.tasks.stereotype_leakage.cells import CELL_METRICS, cell_items
+from lm_eval_stereo.tasks.stereotype_leakage.association_cells import CELL_METRICS, cell_items
 from lm_eval_stereo.tasks.stereotype_leakage.metrics import GENERATION_METRICS, leakage_metric_set
 
 #: paired comparisons of leakage runs compare their association cells, not their logged items

@@ -1,4 +1,4 @@
-"""The BBQ-family scores (``tasks/mbbq/bbq_scores.py``) against a plain loop over answer records, by hand values,
+"""The BBQ-family scores (``tasks/bbq_family.py``) against a plain loop over answer records, by hand values,
 undefined cases and the vectorised bootstrap shape. No model, no lm_eval."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from lm_eval_stereo.tasks.mbbq import bbq_scores as bbq
+from lm_eval_stereo.tasks import bbq_family as bbq
 
 
 def plain_scores(records: list[dict], exclude_undetermined: bool = True) -> dict[str, float]:
@@ -150,10 +150,10 @@ def test_a_two_dimensional_resample_scores_each_row() -> None:
 
 def test_every_bbq_family_task_reads_a_score_alike() -> None:
     """MBBQ's and KoBBQ's metric sets declare each shared score name (headline and per-group detail) with the same
-    direction, ideal, range and reading (``bbq_metrics.declaration``), so a name means one thing in the family."""
+    direction, ideal, range and reading (``bbq_family.declaration``), so a name means one thing in the family."""
+    from lm_eval_stereo.tasks.bbq_family import declaration
     from lm_eval_stereo.tasks.kobbq import metrics as kobbq
     from lm_eval_stereo.tasks.mbbq import metrics as mbbq
-    from lm_eval_stereo.tasks.mbbq.bbq_metrics import declaration
 
     sets = [mbbq.BIAS_METRICS, mbbq.CONTROL_METRICS, kobbq.GENERATION, kobbq.CHOICE]
     seen: dict[str, set] = {}
