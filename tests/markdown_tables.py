@@ -23,3 +23,27 @@ def parse_tables(markdown: str) -> dict[str, dict[str, dict[str, str]]]:
             cells = _cells(line)
             tables.setdefault(section, {}).setdefault(cells[0], {}).update(zip(headers, cells))
     return tables
+
+
+def section_rows(markdown: str, section: str) -> list[dict[str, str]]:
+    """The rows of the tables of one ``## section``, in order, each a ``{header: cell}`` mapping (rows whose first
+    cell repeats, e.g. one task for several models, are kept apart)."""
+    rows: list[dict[str, str]] = []
+    current, headers = "", []
+    for line in markdown.splitlines():
+        if not line.startswith("|"):
+            headers = []
+            if line.startswith(("## ", "### ")):
+                current = line.lstrip("#").strip()
+        elif current != section:
+            continue
+        elif not headers:
+            headers = _cells(line)
+        elif not line.startswith("|---"):
+            rows.append(dict(zip(headers, _cells(line))))
+    return rows
+
+
+def section_lines(markdown: str, section: str) -> list[str]:
+    """The lines of one ``## section`` (up to the next ``## ``)."""
+    return markdown.split(f"\n## {section}\n")[1].split("\n## ")[0].splitlines()
