@@ -78,6 +78,12 @@ def _report(argv: list[str]) -> int:
         metavar="PRETRAINED=NAME",
         help="name the model run with pretrained=PRETRAINED NAME in every table (repeatable)",
     )
+    parser.add_argument(
+        "--details",
+        action="store_true",
+        help="after the results (each task's primary headline), every other headline, the readings, the paired "
+        "comparisons, the per-task tables and the provenance",
+    )
     parser.add_argument("--all-runs", action="store_true", help="one row per run instead of the newest per model")
     parser.add_argument(
         "--no-paired", action="store_true", help="skip the paired comparisons (models, languages) on --log_samples runs"
@@ -123,7 +129,7 @@ def _report(argv: list[str]) -> int:
             args.json.write_text(json.dumps(report_json(report), indent=2), encoding="utf-8")
         except OSError as exc:
             parser.fail("--json", f"{args.json}: cannot be written ({exc.strerror})")
-    print(render_markdown(report))
+    print(render_markdown(report, details=args.details))
     return 0
 
 

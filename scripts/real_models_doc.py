@@ -670,7 +670,7 @@ def render(results: Path, notes: Path, paired_file: Path, html: Path | None = No
 
         page = write_html(report, html)
         page.write_text(machine_free(page.read_text(encoding="utf-8"), results, folders), encoding="utf-8")
-    markdown = machine_free(render_markdown(report), results, folders)
+    markdown = machine_free(render_markdown(report, details=True), results, folders)
     markdown = re.sub(r"\n## ", "\n### ", markdown.split("\n", 1)[1])
     sections = _sections(markdown)
     tasks = {heading for heading, _ in sections if _owner(heading) is not None}
@@ -717,7 +717,7 @@ def render(results: Path, notes: Path, paired_file: Path, html: Path | None = No
         *[
             text
             for heading, text in sections
-            if heading not in ("Summary", "Details", "Provenance") and heading not in tasks
+            if heading not in ("Results", "Summary", "Details", "Provenance") and heading not in tasks
         ],
         *[  # the rows of tasks no benchmark declares (lm_eval's own), where the report has any
             f"### {heading}\n\n{rows}\n"

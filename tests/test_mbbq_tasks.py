@@ -381,6 +381,7 @@ def report(choice_run, replay_run, tmp_path_factory: pytest.TempPathFactory) -> 
         folder / "report.json",
         "--permutations",
         "199",
+        "--details",
     )
     return json.loads((folder / "report.json").read_text(encoding="utf-8")), proc.stdout, folder / "html"
 

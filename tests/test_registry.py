@@ -100,7 +100,7 @@ def user_named_runs(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory)
 
 def test_a_task_with_the_users_own_name_is_reported_as_its_benchmark(user_named_runs: Path, tmp_path: Path):
     data_file, html = tmp_path / "report.json", tmp_path / "html"
-    proc = report_cli(user_named_runs, "--json", data_file, "--html", html)
+    proc = report_cli(user_named_runs, "--json", data_file, "--html", html, "--details")
     data = json.loads(data_file.read_text())
     assert data["lm_eval_tasks"] == [], "not taken for one of lm_eval's own tasks"
     tables = parse_tables(proc.stdout)

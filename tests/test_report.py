@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from lm_eval_runner import LmEvalRun, run_lm_eval
-from markdown_tables import parse_tables
+from markdown_tables import parse_tables, section_lines, section_rows
 from scipy import stats
 
 from lm_eval_stereo.report import ReportError, build_report, render_markdown
@@ -71,7 +71,7 @@ def model_runs(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> M
 @pytest.fixture(scope="session")
 def markdown(model_runs: ModelRuns) -> str:
     """``lm-eval-stereo report`` of the three real runs."""
-    return report_cli(model_runs.root).stdout
+    return report_cli(model_runs.root, "--details").stdout
 
 
 def report_cli(*args: str | Path, check: bool = True) -> subprocess.CompletedProcess:
@@ -255,10 +255,12 @@ def test_newest_run_per_model_unless_all_runs(model_runs, tmp_path):
     folder = tmp_path / "older"
     folder.mkdir()
     (folder / "results_2020-01-01T00-00-00.json").write_text(json.dumps(older))
-    newest = parse_tables(render_markdown(build_report([model_runs.root, folder])))["stereoset_multi_en"]
+    newest = parse_tables(render_markdown(build_report([model_runs.root, folder]), details=True))["stereoset_multi_en"]
     assert newest[label]["lms ↑"] == expected_cell(run.results, "stereoset_multi_en", "lms")
     assert len(newest) == 3
-    every = parse_tables(render_markdown(build_report([model_runs.root, folder], all_runs=True)))["stereoset_multi_en"]
+    every = parse_tables(render_markdown(build_report([model_runs.root, folder], all_runs=True), details=True))[
+        "stereoset_multi_en"
+    ]
     assert len(every) == 4
     mine = {row_label: row for row_label, row in every.items() if row_label.startswith(f"{label} @ ")}
     assert sorted(row["lms ↑"].split(" ")[0] for row in mine.values()) == sorted(
@@ -333,7 +335,7 @@ def test_s_jsd_and_leakage_figures_when_their_metrics_are_present(tmp_path):
         write_results(tmp_path / "runs", f"org/model-{index}", s_jsd_tasks(shift))
     report = build_report([tmp_path / "runs"])
     write_html(report, tmp_path / "html")
-    tables = parse_tables(render_markdown(report))
+    tables = parse_tables(render_markdown(report, details=True))
     row = tables["s_jsd_de"]["org/model-1"]
     assert row["s_jsd (ideal 0)"] == "0.200 [0.180, 0.220] Δ+0.200", "S_JSD is signed: either side is a bias"
     assert row["b_s_jsd (ideal 50)"] == "55.1 [52.1, 58.1] Δ+5.1"
@@ -352,7 +354,7 @@ def test_s_jsd_and_leakage_figures_when_their_metrics_are_present(tmp_path):
 def test_stderr_is_shown_when_the_results_have_a_number(tmp_path):
     tasks = {"stereoset_multi_en": {**with_ci(60.0, 5, "lms"), "lms_stderr": 2.5, **with_ci(52.0, 5, "ss")}}
     write_results(tmp_path, "m", tasks)
-    row = parse_tables(render_markdown(build_report([tmp_path])))["stereoset_multi_en"]["m"]
+    row = parse_tables(render_markdown(build_report([tmp_path]), details=True))["stereoset_multi_en"]["m"]
     assert row["lms ↑"] == "60.0 ± 2.5 [55.0, 65.0]"
     assert row["ss (ideal 50)"] == "52.0 [47.0, 57.0] Δ+2.0", "N/A stderr is left out"
 
@@ -416,7 +418,7 @@ def test_each_warning_fires_when_it_should_and_only_then(tmp_path, case):
     write_results(tmp_path / "bad", "bad-model", {task: bad})
     write_results(tmp_path / "good", "good-model", {task: good})
     report = build_report([tmp_path / "bad", tmp_path / "good"])
-    markdown, page = render_markdown(report), render_html(report, [])
+    markdown, page = render_markdown(report, details=True), render_html(report, [])
     kind = phrase.split(":")[0]
     assert [(f.model, f.task, f.kind) for f in report.warnings] == [("bad-model", task, kind)]
     assert f"- ⚠ bad-model: {phrase}" in markdown
@@ -453,7 +455,7 @@ def test_limit_warning_from_the_option_or_from_fewer_items(tmp_path):
         "subset": "scored on 100 of 4229 items: not the benchmark's full figure",
     }
     assert "full" not in found and "limit-above-size" not in found  # a limit above the size scored every item
-    assert "- ⚠ limited: limit: scored on 5 of 4229 items (--limit 5)" in render_markdown(report)
+    assert "- ⚠ limited: limit: scored on 5 of 4229 items (--limit 5)" in render_markdown(report, details=True)
 
 
 def test_truncated_results_file_is_an_error_naming_it(model_runs, tmp_path):
@@ -478,9 +480,13 @@ def test_corrupt_file_next_to_good_ones_is_skipped_with_a_warning(model_runs, tm
     shutil.copytree(model_runs.runs[1].output_dir, tmp_path / "runs")
     broken = tmp_path / "runs" / "results_corrupt.json"
     broken.write_bytes(b"\x00\xff{")
-    proc = report_cli(tmp_path / "runs")
+    proc = report_cli(tmp_path / "runs", "--details")
     assert f"warning: {broken}: not a readable lm_eval results file" in proc.stderr
-    assert f"- ⚠ {broken}: not a readable lm_eval results file" in proc.stdout
+    first_screen = proc.stdout.split("\n## ")[1]
+    assert first_screen.startswith("Results"), "said on the first screen"
+    assert (
+        f"- ⚠ skipped file: 1 results file could not be read: {broken}: not a readable lm_eval results" in first_screen
+    )
     assert "(skipped)" in proc.stdout
     assert list(parse_tables(proc.stdout)["stereoset_multi_en"]) == [model_runs.labels[1]]
 
@@ -612,18 +618,26 @@ def test_languages_are_compared_on_parallel_items_with_their_flips(model_runs, r
     )
 
 
-def test_report_leads_with_the_reading_and_the_summary(model_runs, markdown):
+def test_report_leads_with_the_results_then_the_reading_and_the_summary(model_runs, markdown):
     headings = [line for line in markdown.splitlines() if line.startswith("## ")]
     assert headings[:5] == [
+        "## Results",
         "## Reading",
         "## Summary",
-        "## Warnings",
         "## Model vs model (paired)",
         "## Language vs language (paired)",
     ]
     assert headings[5] == "## Details" and headings[-1] == "## Provenance"
-    summary = parse_tables(markdown)["Summary"]
     run, label = model_runs.runs[0], model_runs.labels[0]
+    results = section_rows(markdown, "Results")
+    shown = [(row["model"], row["task"]) for row in results]
+    tasks = {task for task in run.results["results"] if task.startswith("stereoset_multi_") or task == "gest_en"}
+    assert len(shown) == len(set(shown)) and {(label, task) for task in tasks} <= set(shown), "one row per task"
+    de = next(row for row in results if (row["model"], row["task"]) == (label, "stereoset_multi_de"))
+    assert (de["benchmark"], de["language"], de["headline"]) == ("StereoSet", "de", "SS (ideal 50)"), "its primary"
+    value = expected_cell(run.results, "stereoset_multi_de", "ss").split(" ")[0]
+    assert de["value [95% CI]"].startswith(value + " [") and de["verdict"], "value, CI and verdict"
+    summary = parse_tables(markdown)["Summary"]
     ss = summary["StereoSet de · SS (stereoset_multi_de)"]
     assert set(ss) == {"headline (task)", "ideal", *model_runs.labels}, "three models: one column each"
     assert ss["ideal"] == "50" and summary["StereoSet en · LMS (stereoset_multi_en)"]["ideal"] == "↑"
@@ -636,9 +650,11 @@ def test_report_leads_with_the_reading_and_the_summary(model_runs, markdown):
     assert not any("(stereoset_multi)" in row for row in summary), "groups (no CI) stay in the details"
     reading = markdown.split("## Reading")[1].split("\n## ")[0]
     assert f"- {label}: " in reading and "StereoSet: " in reading
-    warnings = markdown.split("## Warnings")[1].split("\n## ")[0]
-    limit_lines = [line for line in warnings.splitlines() if line.startswith("- ⚠ limit")]
+    warnings = section_lines(markdown, "Results")
+    limit_lines = [line for line in warnings if line.startswith("- ⚠ †") and " limit: " in line]
     assert len(limit_lines) == 1 and "stereoset_multi_en" in limit_lines[0] and "gest_en" in limit_lines[0]
+    mark = limit_lines[0].split(" ")[2]
+    assert all(mark in row["verdict"].split(" ") for row in results), "every value scored on part of its data"
     for line in markdown.splitlines():
         if line.startswith("|---"):
             assert line.count("|") - 1 <= MAX_COLUMNS
@@ -689,7 +705,7 @@ def test_summary_marks_significant_paired_differences(tmp_path):
     results_and_samples(tmp_path, "fair", [1] * 30 + [0] * 30)
     results_and_samples(tmp_path, "fair-too", [0] * 30 + [1] * 30)
     report = build_report([tmp_path])
-    summary = parse_tables(render_markdown(report))["Summary"]
+    summary = parse_tables(render_markdown(report, details=True))["Summary"]
     ss, lms = summary["StereoSet en · SS (stereoset_multi_en)"], summary["StereoSet en · LMS (stereoset_multi_en)"]
     assert ss["biased"].startswith("90.0 [") and ss["biased"].endswith(": prefers stereotypes, +40.0 from 50 >B >C")
     assert ss["fair"].endswith(" <A") and "no detectable bias with n = 60 (±" in ss["fair"]
@@ -711,7 +727,7 @@ def test_a_corrupt_samples_line_is_named_and_the_rest_compared(tmp_path):
         f"1 malformed line(s) of {samples} skipped ({samples}:4: not a JSON line (Expecting ',' delimiter: line 1 "
         "column 14 (char 13))): broken on stereoset_multi_en compared on its other 19 items"
     ]
-    assert f"- Not compared: 1 malformed line(s) of {samples} skipped" in render_markdown(report)
+    assert f"- Not compared: 1 malformed line(s) of {samples} skipped" in render_markdown(report, details=True)
 
 
 def test_paired_options_of_the_command(tmp_path):
@@ -733,14 +749,16 @@ def test_runs_without_samples_are_named_once_and_not_compared(tmp_path):
     tasks = {"stereoset_multi_en": {**with_ci(60.0, 5, "lms"), **with_ci(52.0, 5, "ss"), "count": 100}}
     first = write_results(tmp_path, "model-a", tasks)
     second = write_results(tmp_path, "model-b", tasks)
-    markdown = render_markdown(build_report([tmp_path]))
+    markdown = render_markdown(build_report([tmp_path]), details=True)
     lines = [line for line in markdown.splitlines() if "--log_samples" in line]
     assert lines == [
         "- No paired statistics for runs without per-item samples (rerun lm_eval with --log_samples): "
         f"model-a ({first}); model-b ({second})"
     ]
     assert "## Model vs model (paired)" not in markdown and "## Summary" in markdown
-    assert "Paired comparisons were not computed." in render_markdown(build_report([tmp_path], paired=False))
+    assert "Paired comparisons were not computed." in render_markdown(
+        build_report([tmp_path], paired=False), details=True
+    )
 
 
 def test_many_runs_without_samples_are_counted_per_model(tmp_path):
@@ -751,7 +769,7 @@ def test_many_runs_without_samples_are_counted_per_model(tmp_path):
         for model in ("model-a", "model-b"):
             write_results(tmp_path, model, tasks, date=1.7e9 + i)
     report = build_report([tmp_path])
-    lines = [line for line in render_markdown(report).splitlines() if "--log_samples" in line]
+    lines = [line for line in render_markdown(report, details=True).splitlines() if "--log_samples" in line]
     assert lines == [
         "- No paired statistics for 6 results files without per-item samples (rerun lm_eval with --log_samples; "
         "--json lists them): model-a: 3; model-b: 3"
@@ -822,8 +840,8 @@ def report_page(model_runs: ModelRuns, tmp_path_factory: pytest.TempPathFactory)
 def test_page_layout_summary_first_narrow_tables_collapsed_warnings(report_page):
     layout = LayoutParser()
     layout.feed(report_page.read_text())
-    assert layout.headings[:3] == ["Reading", "Summary", "Warnings"]
-    assert layout.headings.index("Details") > layout.headings.index("Figures") > layout.headings.index("Warnings")
+    assert layout.headings[:2] == ["Results", "Every headline"]
+    assert layout.headings.index("Details") > layout.headings.index("Figures") > layout.headings.index("Every headline")
     assert layout.columns and max(layout.columns) <= MAX_COLUMNS
     assert layout.warning_items > 0 and layout.warning_items_outside_details == 0
 

@@ -83,7 +83,7 @@ def test_plugin_tasks_are_told_from_lm_evals_own(runs):
 
 def test_capability_tables_and_summary_equal_the_results_files(runs):
     root, done, labels = runs
-    markdown = render_markdown(build_report([root]))
+    markdown = render_markdown(build_report([root]), details=True)
     tables = parse_tables(markdown)
     assert {SUB, *LEAVES} & set(tables) == set(), "members of lm_eval's groups are left to the group"
     assert markdown.index("## Bias next to capability") < markdown.index("## gest_en")
@@ -127,7 +127,7 @@ def test_bias_against_capability_figures(runs, tmp_path):
         assert (point.x, point.y) == (acc, ss["ss,none"])
         assert point.x_bounds == pytest.approx((acc - Z_95 * stderr, acc + Z_95 * stderr))
         assert point.y_bounds == (ss["ss_ci_low,none"], ss["ss_ci_high,none"])
-    proc = report_cli(root, "--html", tmp_path / "html")
+    proc = report_cli(root, "--html", tmp_path / "html", "--details")
     page = PageParser.parse((tmp_path / "html" / "index.html").read_text())
     sizes = {src: (width, height) for src, width, height in page.images if src.startswith("capability_")}
     panels = dot_plot_height(3)  # local_suite acc, local_mc_solo acc and acc_norm
@@ -145,13 +145,15 @@ def test_no_figure_for_a_single_model(runs, tmp_path):
     root, _, _ = runs
     report = build_report([root / "out0"])
     assert capability_figures(report, tmp_path) == [] and not list(tmp_path.iterdir())
-    assert "## Bias next to capability" in render_markdown(report), "the summary still shows the one model"
+    assert "## Bias next to capability" in render_markdown(report, details=True), (
+        "the summary still shows the one model"
+    )
 
 
 def test_hellaswag_and_nested_mmlu_groups_from_lm_eval_results_files(tmp_path):
     report = build_report([FIXTURES])
     assert report.tasks == ["gsm8k", "hellaswag", "mmlu", "stereoset_multi_en", "wikitext"], "mmlu's subgroups stay in"
-    tables = parse_tables(render_markdown(report))
+    tables = parse_tables(render_markdown(report, details=True))
     files = {label: json.loads(next((FIXTURES / label.replace("/", "__")).glob("*.json")).read_text())
              for label in ("org/model-a", "org/model-b")}  # fmt: skip
     for label, results in files.items():
@@ -195,7 +197,7 @@ def test_results_of_lm_evals_own_tasks_only_are_said_so(tmp_path):
         target = tmp_path / source.relative_to(FIXTURES)
         target.parent.mkdir(parents=True)
         target.write_text(json.dumps(data))
-    proc = report_cli(tmp_path)
+    proc = report_cli(tmp_path, "--details")
     message = "no bias benchmark of lm-eval-stereo in these 2 results file(s): they hold only lm_eval's own tasks"
     assert f"warning: {message} (gsm8k, hellaswag, mmlu, wikitext)" in proc.stderr
     assert f"- ⚠ {message}" in proc.stdout

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from markdown_tables import section_lines, section_rows
 
 from lm_eval_stereo.report import build_report, render_markdown
 from lm_eval_stereo.report.html import render_html
@@ -55,7 +56,7 @@ def test_a_float32_and_a_bfloat16_run_show_their_dtypes_and_a_warning(tmp_path):
     report = build_report([tmp_path])
     labels = sorted(row.label for row in report.rows)
     assert labels == ["org/model (dtype=bfloat16)", "org/model (dtype=float32)"]
-    markdown = render_markdown(report)
+    markdown = render_markdown(report, details=True)
     assert provenance_dtypes(markdown) == {
         "org/model (dtype=float32)": "float32",
         "org/model (dtype=bfloat16)": "bfloat16",
@@ -64,10 +65,11 @@ def test_a_float32_and_a_bfloat16_run_show_their_dtypes_and_a_warning(tmp_path):
     assert sorted(found) == labels and all(f.task == TASK for f in found.values())
     assert found["org/model (dtype=bfloat16)"].message.startswith("scored in bfloat16, other runs of this task")
     assert "org/model (dtype=float32): float32" in found["org/model (dtype=bfloat16)"].message
-    summary = markdown.split("## Summary")[1].split("## Warnings")[0]
-    assert "stereoset_multi_en: bfloat16; models differ in dtype (precision: scored in bfloat16" in summary
-    warnings = markdown.split("## Warnings")[1].split("\n## ")[0]
-    assert "precision (2): models or runs of one task scored in different dtypes" in warnings
+    results = {row["model"]: row for row in section_rows(markdown, "Results")}
+    assert all(row["verdict"].endswith("†1") for row in results.values()), "both values marked"
+    warnings = [line for line in section_lines(markdown, "Results") if line.startswith("- ⚠")]
+    assert warnings == ["- ⚠ †1 precision: 1 task scored in different dtypes by different models or runs: compare "
+                        "their numbers only at equal dtype: stereoset_multi_en"]  # fmt: skip
     assert "- ⚠ org/model (dtype=bfloat16): precision: scored in bfloat16" in markdown
     provenance = markdown.split("## Provenance")[1]
     assert "⚠ The runs were scored in different precisions" in provenance
@@ -81,7 +83,7 @@ def test_two_models_in_different_dtypes_are_warned_about_and_equal_dtypes_are_no
     write_run(tmp_path / "b", "pretrained=org/b", model_dtype="torch.float32")
     report = build_report([tmp_path])
     assert {f.model for f in report.warnings if f.kind == "precision"} == {"org/a", "org/b"}
-    assert provenance_dtypes(render_markdown(report)) == {
+    assert provenance_dtypes(render_markdown(report, details=True)) == {
         "org/a": "bfloat16",
         "org/b": "default (model config: float32)",
     }
@@ -92,7 +94,7 @@ def test_two_models_in_different_dtypes_are_warned_about_and_equal_dtypes_are_no
     write_run(same / "c", "pretrained=org/c")  # no dtype known: shown, not a difference
     report = build_report([same])
     assert not [f for f in report.warnings if f.kind == "precision"]
-    markdown = render_markdown(report)
+    markdown = render_markdown(report, details=True)
     assert provenance_dtypes(markdown) == {
         "org/a": "float32",
         "org/b": "default (model config: float32)",

@@ -8,12 +8,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from markdown_tables import parse_tables
+from markdown_tables import parse_tables, section_lines, section_rows
 from test_report import report_cli, with_ci, write_results
 
 from lm_eval_stereo.report import ReportError, build_report, render_markdown, report_json
 from lm_eval_stereo.report.checks import (
     DETECTION_YIELD_MIN,
+    KIND_MEANINGS,
     TIES_MAX_SHARE,
     UNPARSEABLE_MAX_SHARE,
     UNSCORED_MAX,
@@ -43,7 +44,7 @@ def test_verdicts_at_and_around_the_edges_of_the_ci(tmp_path):
     for model, (ss, low, high, _) in EDGES.items():
         write_results(tmp_path / "runs", model, stereoset(ss, low, high))
     out = tmp_path / "report.json"
-    markdown = report_cli(tmp_path / "runs", "--json", out, "--no-paired").stdout
+    markdown = report_cli(tmp_path / "runs", "--json", out, "--no-paired", "--details").stdout
     data = json.loads(out.read_text())["tasks"]["stereoset_multi_en"]
     for model, (_, _, _, expected) in EDGES.items():
         assert data[model]["metrics"]["ss"]["verdict"] == expected, model
@@ -63,7 +64,7 @@ def test_a_ci_without_width_supports_no_verdict(tmp_path):
     """Every resample gave the same value (e.g. no translation's gender detected): no "no detectable bias" claim."""
     write_results(tmp_path / "runs", "degenerate", stereoset(50.0, 50.0, 50.0))
     out = tmp_path / "report.json"
-    markdown = report_cli(tmp_path / "runs", "--json", out, "--no-paired").stdout
+    markdown = report_cli(tmp_path / "runs", "--json", out, "--no-paired", "--details").stdout
     assert json.loads(out.read_text())["tasks"]["stereoset_multi_en"]["degenerate"]["metrics"]["ss"]["verdict"] is None
     cell = parse_tables(markdown)["Summary"][SS]["degenerate"]
     assert cell == "50.0 [50.0, 50.0]: no verdict: its 95% CI has no width (every resample gave the same value)"
@@ -76,7 +77,7 @@ def test_verdicts_speak_the_words_of_each_benchmark(tmp_path):
         "gerbbq_amb": {**with_ci(0.5, 0.1, "accuracy"), **with_ci(-0.2, 0.1, "bias"), "undetermined": 0.0},
     }
     write_results(tmp_path, "org/model", tasks)
-    summary = parse_tables(render_markdown(build_report([tmp_path])))["Summary"]
+    summary = parse_tables(render_markdown(build_report([tmp_path]), details=True))["Summary"]
     assert summary["GEST en · g_s (gest_en)"]["org/model"] == "1.30 [1.20, 1.40]: masculine-stereotyped, +0.30 from 1"
     bias = summary["German gender bias · bias score (gerbbq_amb)"]["org/model"]
     assert bias == "-0.200 [-0.300, -0.100]: stereotype-inconsistent answers, -0.200 from 0"
@@ -110,7 +111,7 @@ def test_clashing_folder_names_are_told_apart(tmp_path):
 
 def test_label_option_names_a_model_and_model_args_stay_in_the_provenance(tmp_path):
     write_results(tmp_path / "runs", ".cache/real-models/smollm2", stereoset(50.0, 45.0, 55.0))
-    markdown = report_cli(tmp_path / "runs", "--label", ".cache/real-models/smollm2=SmolLM2 135M").stdout
+    markdown = report_cli(tmp_path / "runs", "--label", ".cache/real-models/smollm2=SmolLM2 135M", "--details").stdout
     assert list(parse_tables(markdown)["Summary"][SS])[2:] == ["SmolLM2 135M"]
     assert markdown.count("pretrained=.cache/real-models/smollm2") == 1, "the full model_args in the provenance only"
     assert "| SmolLM2 135M | stereoset_multi_en |" in markdown.split("## Provenance")[1]
@@ -178,12 +179,17 @@ def test_caveats_on_both_sides_of_each_threshold(tmp_path, case):
     assert headlines and all(data["beyond"]["metrics"][name]["caveats"] == [caveat] for name in headlines)
     assert all(data["at-threshold"]["metrics"][name]["caveats"] == [] for name in headlines)
     assert [(f.model, f.caveat) for f in report.warnings] == [("beyond", caveat)]
-    markdown = render_markdown(report)
+    markdown = render_markdown(report, details=True)
+    results = {row["model"]: row for row in section_rows(markdown, "Results")}
+    assert results["beyond"]["verdict"].endswith("†1") and "†" not in results["at-threshold"]["verdict"]
+    kind = report.warnings[0].kind
+    grouped = [line for line in section_lines(markdown, "Results") if line.startswith("- ⚠ ")]
+    assert grouped == [f"- ⚠ †1 {kind}: 1 task {KIND_MEANINGS[kind]}: {task} (beyond)"], "one line, after the results"
+    assert f"- ⚠ beyond: {kind}: {report.warnings[0].message}" in markdown.split("## Details")[1], "whole in details"
     if task != "stereotype_leakage_gen_en":  # no CI: no summary headline
         summary = parse_tables(markdown)["Summary"]
         row = next(row for header, row in summary.items() if header.endswith(f"({task})"))
         assert row["beyond"].endswith(" †1") and "†" not in row["at-threshold"]
-        assert f"- †1 beyond · {task}: {caveat} (" in markdown
 
 
 #: the config GerBBQ+'s ambiguous task writes into its results
@@ -199,7 +205,7 @@ def test_gerbbq_ambiguous_accuracy_shows_the_determinate_answers_beside_it(tmp_p
     assert cell["value"] == 0.70, "the paper's figure stays the headline"
     assert cell["beside"]["value"] == pytest.approx(4 / 19, abs=1e-12)
     assert cell["caveats"] == ["undetermined 62%"]
-    summary = parse_tables(render_markdown(report))["Summary"]
+    summary = parse_tables(render_markdown(report, details=True))["Summary"]
     assert summary["German gender bias · accuracy (gerbbq_amb)"]["org/model"] == (
         "0.700 [0.570, 0.830]; 0.211 over determinate answers †1"
     )
@@ -210,18 +216,18 @@ def test_json_keeps_full_precision_where_tables_show_three_digits(tmp_path):
     report = build_report([tmp_path], paired=False)
     ss = report_json(report)["tasks"]["stereoset_multi_en"]["org/model"]["metrics"]["ss"]
     assert (ss["value"], ss["ci_low"], ss["ci_high"]) == (57.345678, 55.012345, 59.6123)
-    row = parse_tables(render_markdown(report))["stereoset_multi_en"]["org/model"]
+    row = parse_tables(render_markdown(report, details=True))["stereoset_multi_en"]["org/model"]
     assert row["ss (ideal 50)"] == "57.3 [55.0, 59.6] Δ+7.3"
 
 
 def test_summary_has_one_column_per_model_up_to_four_then_one_row_per_model(tmp_path):
     for index in range(TRANSPOSE_MAX_MODELS):
         write_results(tmp_path / "runs", f"org/model-{index}", stereoset(50.0 + index, 45.0, 60.0))
-    summary = parse_tables(render_markdown(build_report([tmp_path / "runs"], paired=False)))["Summary"]
+    summary = parse_tables(render_markdown(build_report([tmp_path / "runs"], paired=False), details=True))["Summary"]
     assert list(summary) == ["StereoSet en · LMS (stereoset_multi_en)", SS], "one row per headline"
     assert list(summary[SS]) == ["headline (task)", "ideal", *(f"org/model-{i}" for i in range(TRANSPOSE_MAX_MODELS))]
     write_results(tmp_path / "runs", "org/model-9", stereoset(50.0, 45.0, 60.0))
-    wide = parse_tables(render_markdown(build_report([tmp_path / "runs"], paired=False)))["Summary"]
+    wide = parse_tables(render_markdown(build_report([tmp_path / "runs"], paired=False), details=True))["Summary"]
     assert set(wide) == {f"org/model-{i}" for i in (*range(TRANSPOSE_MAX_MODELS), 9)}
     assert wide["org/model-9"][f"{SS} 50"] == "50.0 [45.0, 60.0]: no detectable bias with n = 200 (±7.5 at 95%)"
 
@@ -271,7 +277,7 @@ def test_two_tasks_of_one_language_are_named_by_task_and_the_control_figure_foll
                   configs=_mbbq_config("mbbq_nl", "mbbq.bias", choice, "nl"))  # fmt: skip
     write_results(runs, "m", {"mbbq_control_en": {"acc_amb": 0.25, "acc_dis": 0.75}}, date=1.7e9 + 3,
                   configs=_mbbq_config("mbbq_control_en", "mbbq.control", choice))  # fmt: skip
-    markdown = report_cli(runs, "--no-paired").stdout
+    markdown = report_cli(runs, "--no-paired", "--details").stdout
     reading = markdown.split("## Reading")[1].split("\n## ")[0]
     assert "MBBQ: mbbq_en bias_amb 0.300 [0.100, 0.500], stereotype-consistent answers, +0.300 from 0;" in reading, (
         reading

@@ -197,7 +197,7 @@ def test_sampled_protocols_are_answered_and_repeats_are_distinct_samples(served_
 def test_the_report_and_export_read_a_served_run_and_no_file_holds_the_key(served_run, smollm2, tmp_path, capsys):
     assert served_run.results["config"]["model"] == "local-chat-completions"
     html, records = tmp_path / "report", tmp_path / "eee"
-    assert main(["report", str(served_run.output_dir), "--html", str(html)]) == 0
+    assert main(["report", str(served_run.output_dir), "--details", "--html", str(html)]) == 0
     report = capsys.readouterr().out
     assert f"| {smollm2.name} |" in report
     model_id = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -288,7 +288,7 @@ def test_server_killed_mid_run_then_resumed_with_use_cache_ends_as_an_uninterrup
     results, _ = read_outputs(tmp_path / "killed")
     unanswered = {task: results["results"][task]["unanswered,none"] for task in tasks}
     assert 0 < answered < 3 and sum(unanswered.values()) == 3 - answered, (answered, unanswered)
-    assert main(["report", str(tmp_path / "killed")]) == 0
+    assert main(["report", str(tmp_path / "killed"), "--details"]) == 0
     assert f"unanswered = {max(unanswered.values())}: requests the server did not answer" in capsys.readouterr().out
 
     before = server.posts()

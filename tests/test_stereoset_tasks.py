@@ -163,7 +163,7 @@ def test_without_a_tokenizer_falls_back_to_bytes_and_says_so(tmp_path):
 def test_report_lists_headline_metrics_with_their_intervals(suite_run, tiny_causal):
     from test_report import expected_cell, fmt
 
-    command = [str(Path(sys.executable).parent / "lm-eval-stereo"), "report", str(suite_run.output_dir)]
+    command = [str(Path(sys.executable).parent / "lm-eval-stereo"), "report", str(suite_run.output_dir), "--details"]
     report = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     tables, label = parse_tables(report), tiny_causal.name  # a local folder is named by its folder name
     expected = expected_cell(suite_run.results, "stereoset_multi_de", "icat")

@@ -102,7 +102,7 @@ def test_a_ci_on_fewer_resamples_carries_a_caveat_and_below_95_percent_no_verdic
     found = [f for f in report.warnings if f.kind == "undefined resamples"]
     data = report_json(report)["tasks"]["stereoset_multi_en"]["m"]["metrics"]["ss"]
     assert data["ci_undefined"] == undefined and data["verdict"] == verdict
-    markdown = render_markdown(report)
+    markdown = render_markdown(report, details=True)
     if not undefined:
         assert not found and describe(cell, "ss") == "prefers stereotypes, +8.0 from 50"
         return
@@ -124,13 +124,13 @@ def test_a_bound_is_printed_with_the_digits_that_tell_it_from_the_ideal(tmp_path
     ss = {"ss": 55.0, "ss_ci_low": 50.01, "ss_ci_high": 60.0}
     _stereoset(tmp_path, "m", ss, **with_ci(90.0, 2, "lms"), **with_ci(75.0, 3, "icat"))
     report = build_report([tmp_path])
-    markdown = render_markdown(report)
+    markdown = render_markdown(report, details=True)
     assert "55.00 [50.01, 60.00]: prefers stereotypes, +5.00 from 50" in markdown
     assert "[50.0, 60.0]" not in markdown
     assert parse_tables(markdown)["stereoset_multi_en"]["m"]["ss (ideal 50)"] == "55.00 [50.01, 60.00] Δ+5.00"
     other = tmp_path / "below"
     _stereoset(other, "m", {"ss": 45.0, "ss_ci_low": 40.0, "ss_ci_high": 49.9996})
-    row = parse_tables(render_markdown(build_report([other])))["stereoset_multi_en"]["m"]
+    row = parse_tables(render_markdown(build_report([other]), details=True))["stereoset_multi_en"]["m"]
     assert row["ss (ideal 50)"] == "45.0000 [40.0000, 49.9996] Δ-5.0000"
 
 
@@ -142,7 +142,7 @@ def test_declared_metrics_without_interval_keys_are_shown_nan_as_nan(tmp_path):
     report = build_report([tmp_path])
     (cell,) = report.task_cells("stereoset_multi_en")
     assert cell.headlines == ["ss", "lms", "icat"]
-    row = parse_tables(render_markdown(report))["stereoset_multi_en"]["m"]
+    row = parse_tables(render_markdown(report, details=True))["stereoset_multi_en"]["m"]
     assert (row["lms ↑"], row["icat ↑"]) == ("91.0", "nan")
     metrics = report_json(report)["tasks"]["stereoset_multi_en"]["m"]["metrics"]
     assert metrics["lms"]["value"] == 91.0 and metrics["lms"]["ci_low"] is None

@@ -212,7 +212,7 @@ def broken_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def broken_report(broken_results: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
     output = tmp_path_factory.mktemp("broken_report") / "report.json"
-    proc = command("report", broken_results, "--json", output)
+    proc = command("report", broken_results, "--details", "--json", output)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout, json.loads(output.read_text())
 
@@ -261,13 +261,16 @@ def test_runs_tied_on_date_are_decided_by_the_stated_rule_and_named(broken_repor
     markdown, _ = broken_report
     kept = broken_results / "org__reference" / "results_copy.json"
     left = next(p for p in (broken_results / "org__reference").glob("results_*.json") if p != kept)
-    line = next(line for line in markdown.splitlines() if line.startswith("- ⚠ /") and "the same date" in line)
+    line = next(
+        line for line in markdown.splitlines() if line.startswith("- ⚠ tied runs: ") and "the same date" in line
+    )
+    message = line[line.index(str(broken_results)) :]
     assert f"{left} and {kept}" in line or f"{kept} and {left}" in line
     assert f"stereoset_multi_en taken from {kept}" in line and f"{left} left out" in line
     assert "on equal dates the results file whose path sorts last" in line
     exported = command("export", broken_results / "org__reference", "--format", "model-card")
     assert exported.returncode == 0, exported.stderr
-    assert f"warning: {line.removeprefix('- ⚠ ')}" in exported.stderr, "the export names the run left out too"
+    assert f"warning: {message}" in exported.stderr, "the export names the run left out too"
 
 
 # ------------------------------------------------------------------------------------------------ export

@@ -283,7 +283,8 @@ class MetricSet:
     ``item_score`` says what one item scores (:class:`ItemScore`), where the benchmark declares it; ``pairing``
     what paired comparisons compare where it is not the items (:class:`PairingUnit`; None: the items);
     ``rank_agreement`` the ranking the report compares language against a reference language (:class:`RankAgreement`;
-    None: none)."""
+    None: none); ``primary`` the headline a reader is shown first, one per task (the paper's main figure; empty: the
+    first of :attr:`table`, see :attr:`primary_headline`)."""
 
     label: str
     metrics: tuple[Metric, ...]
@@ -293,12 +294,15 @@ class MetricSet:
     item_score: ItemScore | None = None
     pairing: PairingUnit | None = None
     rank_agreement: RankAgreement | None = None
+    primary: str = ""
 
     def __post_init__(self) -> None:
         names = [m.name for m in self.metrics]
         duplicated = sorted({n for n in names if names.count(n) > 1})
         if duplicated:
             raise ValueError(f"{self.label}: metrics declared twice: {', '.join(duplicated)}")
+        if self.primary and self.primary not in self.table:
+            raise ValueError(f"{self.label}: the primary headline {self.primary!r} is not one of {list(self.table)}")
         if any(m.ci for m in self.metrics) and not self.resampling:
             raise ValueError(f"{self.label}: metrics with ci=True need a Resampling")
         if self.item_score is not None and self.item_score.metric not in names:
@@ -318,6 +322,12 @@ class MetricSet:
     def headlines(self) -> tuple[str, ...]:
         """The headlines: declared metrics with an interval (any :data:`IntervalKind`) that are not a detail view."""
         return tuple(m.name for m in self.metrics if m.headline)
+
+    @property
+    def primary_headline(self) -> str:
+        """The headline shown first (the report's first screen): the declared ``primary``, else the first of
+        :attr:`table` (the first headline; empty where the set declares nothing directed)."""
+        return self.primary or next(iter(self.table), "")
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -1,9 +1,11 @@
 """Cross-model comparison of lm_eval results: collect the runs below some folders, tabulate the headline metrics.
 
-The report leads with a summary (:mod:`lm_eval_stereo.report.tables`: one row per model, one column per benchmark
-headline, significant paired differences marked), then the warnings grouped by kind, the paired comparisons of
-models and of languages on the same items (:mod:`lm_eval_stereo.report.comparisons`, statistics in
-:mod:`lm_eval_stereo.report.paired`; they need ``lm_eval --log_samples``), and the details below.
+The report leads with the results (:mod:`lm_eval_stereo.report.tables`: per model one row per task, its primary
+headline with its 95% CI and verdict, significant paired differences marked), then the warnings grouped by kind, each
+naming the tasks it concerns; the rest on request (``--details``; in the HTML page behind toggles): the summary of
+every headline, the paired comparisons of models and of languages on the same items
+(:mod:`lm_eval_stereo.report.comparisons`, statistics in :mod:`lm_eval_stereo.report.paired`; they need ``lm_eval
+--log_samples``), and the details below.
 
 ``lm_eval`` writes ``<output_path>/<model_name_sanitized>/results_<timestamp>.json``. The report reads every such
 file below the given paths, keeps the newest run per model and task (or every run with ``all_runs``), and gives one

@@ -99,11 +99,11 @@ def top_bias_tasks(report: Report) -> list[str]:
 
 
 def bias_headline(report: Report, task: str) -> str | None:
-    """A bias benchmark's headline metric: its first headline declared with an ideal in the middle of the range (the
-    bias itself, not the language modelling or accuracy beside it), else its first headline."""
+    """A bias benchmark's headline metric: the primary one its metric set declares (:attr:`MetricSet.primary_headline`:
+    the bias itself, not the language modelling or accuracy beside it), else its first headline."""
     names = list(dict.fromkeys(name for cell in report.task_cells(task) for name in cell.headlines))
-    biased = (name for name in names if (ideal := report.ideal(task, name)) and ideal.direction == "target")
-    return next(biased, names[0] if names else None)
+    declared = (cell.declaration.primary for cell in report.task_cells(task) if cell.declaration is not None)
+    return next((name for name in declared if name in names), names[0] if names else None)
 
 
 def summary_table(report: Report) -> Columns | None:

@@ -11,6 +11,7 @@ benchmark's headlines is the ``caution`` its declaration gives the count.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -197,23 +198,26 @@ def check_cell(cell: Cell) -> list[Finding]:
     ]
 
 
-#: what each kind of warning means, for the grouped list after the summary
+#: what each kind of warning says of the tasks it concerns ("7 tasks scored on part of their data"), for the grouped
+#: list after the results
 KIND_MEANINGS = {
-    "skipped file": "results files that could not be read",
-    "unparseable": "outputs that could not be scored or classified: the headline rests on the others",
-    "low detection yield": "rates resting on the few outputs whose gender was detected",
-    "ties": "tied items, booked as each benchmark books them (its warning says how)",
-    "unscored": "items with a non-finite score were left out",
-    "NaN": "no items to compute a metric from",
-    "undefined resamples": "a 95% CI resting on the bootstrap resamples on which its metric is defined, not on all "
-    f"(fewer than {MIN_DEFINED_SHARE:.0%} of them: no verdict)",
-    "unanswered": "requests a served model did not answer, scored as empty outputs",
-    "limit": "scored on part of the benchmark (--limit or fewer documents): not the benchmark's full figure",
-    "malformed field": "values of a results file that are not what lm_eval and the plugin write: shown as unusable, "
-    "no verdict rests on them",
-    "unknown metric set": "tasks whose metric set this lm-eval-stereo does not know (a newer plugin?)",
-    "tied runs": "runs of one model with the same date: the stated rule picked one, the other is named",
-    "precision": "models or runs of one task scored in different dtypes: compare their numbers only at equal dtype",
+    "skipped file": "could not be read",
+    "unparseable": "with outputs that could not be scored or classified: the headline rests on the others",
+    "low detection yield": "whose rates rest on the few outputs whose gender was detected",
+    "ties": "with tied items, booked as each benchmark books them (its warning says how)",
+    "unscored": "with items left out for a non-finite score",
+    "NaN": "with a metric that had no items to compute it from",
+    "undefined resamples": "with a 95% CI resting on the bootstrap resamples on which its metric is defined, not on "
+    f"all (fewer than {MIN_DEFINED_SHARE:.0%} of them: no verdict)",
+    "limit": "scored on part of their data (--limit or fewer documents): not the benchmark's full figure",
+    "precision": "scored in different dtypes by different models or runs: compare their numbers only at equal dtype",
+    "no fit": "whose regression did not converge",
+    "unanswered": "with requests a served model did not answer, scored as empty outputs",
+    "malformed field": "with values of their results file that are not what lm_eval and the plugin write: shown as "
+    "unusable, no verdict rests on them",
+    "unknown metric set": "whose metric set this lm-eval-stereo does not know (a newer plugin, or a benchmark not "
+    "installed here)",
+    "tied runs": "with runs of one model on the same date: the stated rule picked one, the other is named",
 }
 
 
@@ -233,10 +237,23 @@ class WarningGroup:
             found.setdefault(finding.task or finding.message, []).append(finding.model)
         return found
 
-    def line(self) -> str:
-        """One line: the kind, how many warnings, what it means and the tasks it concerns."""
-        tasks = ", ".join(self.tasks)
-        return f"{self.kind} ({len(self.findings)}): {self.meaning}: {tasks}"
+    def line(self, models: Sequence[str] = ()) -> str:
+        """One line: the kind, how many tasks (files for file warnings) it concerns, what it says of them, and the
+        tasks, each with the models it concerns where that is not every one of ``models`` (the report's): "limit: 7
+        tasks scored on part of their data (...): gest_en, s_jsd_de (smollm2), ..."."""
+        tasks = self.tasks
+        if all(not finding.task for finding in self.findings):
+            if not self.meaning:  # a message that says it all ("no bias benchmark ...")
+                return "; ".join(tasks)
+            files = "file" if len(tasks) == 1 else "files"
+            return f"{self.kind}: {len(tasks)} results {files} {self.meaning}: {'; '.join(tasks)}"
+        everyone = set(models)
+        named = [
+            task if everyone and set(concerned) >= everyone else f"{task} ({', '.join(dict.fromkeys(concerned))})"
+            for task, concerned in tasks.items()
+        ]
+        noun = "task" if len(tasks) == 1 else "tasks"
+        return f"{self.kind}: {len(tasks)} {noun}{' ' + self.meaning if self.meaning else ''}: {', '.join(named)}"
 
 
 def group_warnings(findings: list[Finding]) -> list[WarningGroup]:
@@ -244,7 +261,7 @@ def group_warnings(findings: list[Finding]) -> list[WarningGroup]:
     kinds: dict[str, list[Finding]] = {}
     for finding in findings:
         kinds.setdefault(finding.kind, []).append(finding)
-    return [WarningGroup(kind, KIND_MEANINGS.get(kind, kind), tuple(group)) for kind, group in kinds.items()]
+    return [WarningGroup(kind, KIND_MEANINGS.get(kind, ""), tuple(group)) for kind, group in kinds.items()]
 
 
 def check(report: Report) -> list[Finding]:

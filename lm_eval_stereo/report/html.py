@@ -1,8 +1,10 @@
 """The report as one HTML page (``index.html``) with its PNG figures beside it, leading with the answer.
 
-The page opens with the reading (a sentence per model and benchmark) and the summary (benchmark headlines by model,
-verdicts, significant paired differences and caveats marked), then the warnings grouped by kind and collapsed, the paired comparisons (collapsed), the
-figures, per task its tables and warnings, and the provenance of every number. No table is wider than
+The page opens with the results (per model one row per task: its primary headline, 95% CI and verdict, significant
+paired differences and caveats marked) and the warnings grouped by kind (one line each naming the tasks it concerns,
+the warnings themselves collapsed under it); every other headline, with the reading (a sentence per model and
+benchmark), behind a toggle; then the paired comparisons (collapsed), the figures, per task its tables and warnings
+(collapsed), and the provenance of every number. No table is wider than
 :data:`~lm_eval_stereo.report.tables.MAX_COLUMNS` columns and long cells wrap, so the page fits a laptop screen.
 """
 
@@ -13,9 +15,16 @@ from pathlib import Path
 
 from lm_eval_stereo.report import capability_tables as capability
 from lm_eval_stereo.report.capability_figure import capability_figures
-from lm_eval_stereo.report.checks import group_warnings
 from lm_eval_stereo.report.figures import Figure, draw_figures
-from lm_eval_stereo.report.markdown import LEGEND, READING_LEGEND, SUMMARY_LEGEND, models_line, paired_status
+from lm_eval_stereo.report.markdown import (
+    LEGEND,
+    READING_LEGEND,
+    RESULTS_LEGEND,
+    SUMMARY_LEGEND,
+    models_line,
+    other_headlines,
+    paired_status,
+)
 from lm_eval_stereo.report.model import Report
 from lm_eval_stereo.report.paired import PairedResult
 from lm_eval_stereo.report.precision import precision_line
@@ -25,15 +34,16 @@ from lm_eval_stereo.report.tables import (
     PAIRED_LEGEND,
     RANK_LEGEND,
     Table,
-    footnotes,
     language_comparison_tables,
     model_comparison_tables,
     provenance_tables,
     rank_agreement_tables,
+    results_table,
     split,
     summary_tables,
     task_note,
     task_tables,
+    warning_groups,
 )
 from lm_eval_stereo.results.run import Finding
 
@@ -49,15 +59,17 @@ figcaption { font-size: 0.9em; max-width: 900px; }
 details { margin: 0.5em 0; }
 summary { cursor: pointer; }
 .warn { color: #8a4b00; }
-p.note { font-size: 0.85em; margin: 0.2em 0; }
 .scroll { overflow-x: auto; }
+table.results td, table.results th { overflow-wrap: normal; }
 """
 
 
-def _table(table: Table) -> str:
+def _table(table: Table, css: str = "") -> str:
+    """A table; ``css``: a class of its own (``results``: words are not broken)."""
     head = "".join(f"<th>{escape(header)}</th>" for header in table.headers)
     body = "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in table.rows)
-    kind = "" if table.numeric else ' class="text"'
+    classes = " ".join(filter(None, ["" if table.numeric else "text", css]))
+    kind = f' class="{classes}"' if classes else ""
     return f'<div class="scroll"><table{kind}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
@@ -87,12 +99,40 @@ def _warnings(report: Report, task: str) -> str:
 
 
 def _grouped_warnings(report: Report) -> list[str]:
-    """One collapsed block per kind of warning: its meaning and tasks, the individual warnings inside."""
+    """One collapsed block per kind of warning: its mark, what it says of the tasks it concerns and which, the
+    individual warnings inside."""
+    labels = [row.label for row in report.rows]
     parts = []
-    for group in group_warnings(report.warnings):
+    for mark, group in warning_groups(report):
         items = "".join(map(_warning_item, group.findings))
-        parts.append(f'<details class="warn"><summary>⚠ {escape(group.line())}</summary><ul>{items}</ul></details>')
+        line = " ".join(filter(None, ["⚠", mark, group.line(labels)]))
+        parts.append(f'<details class="warn"><summary>{escape(line)}</summary><ul>{items}</ul></details>')
     return parts
+
+
+def _results(report: Report) -> list[str]:
+    """The first screen: the results table, the warnings grouped by kind, what the paired statistics rest on."""
+    parts = ["<h2>Results</h2>"]
+    if table := results_table(report):
+        models = f" {escape(models_line(report))}" if len(report.rows) > 1 else ""
+        parts += [f"<p>{escape(RESULTS_LEGEND)}{models}</p>", _table(table, "results")]
+    parts += _grouped_warnings(report)
+    return parts + [f"<p>{escape(line)}</p>" for line in paired_status(report)]
+
+
+def _every_headline(report: Report) -> list[str]:
+    """Every other headline, with the reading, behind a toggle."""
+    reading = reading_lines(report)
+    parts = [
+        "<h2>Every headline</h2>",
+        f'<details class="more"><summary>{other_headlines(report)} more headline(s)'
+        f"{', with the reading' if reading else ''}</summary>",
+    ]
+    if reading:
+        parts += ["<h3>Reading</h3>", f"<p>{escape(READING_LEGEND)}</p>"]
+        parts += [f'<p class="reading">{escape(line)}</p>' for line in reading]
+    parts += [f"<p>{escape(SUMMARY_LEGEND)} {escape(models_line(report))}</p>", *map(_table, summary_tables(report))]
+    return [*parts, "</details>"]
 
 
 def _paired(title: str, legend: str, tables: list[Table], results: list[PairedResult]) -> list[str]:
@@ -133,19 +173,7 @@ def render_html(report: Report, figures: list[Figure]) -> str:
         f"<p>{len(report.rows)} model(s), {len(report.tasks)} task(s) and group(s), "
         f"{len(report.runs)} results file(s).</p>",
     ]
-    if reading := reading_lines(report):
-        parts += ["<h2>Reading</h2>", f"<p>{escape(READING_LEGEND)}</p>"]
-        parts += [f'<p class="reading">{escape(line)}</p>' for line in reading]
-    parts += [
-        "<h2>Summary</h2>",
-        f"<p>{escape(SUMMARY_LEGEND)} {escape(models_line(report))}</p>",
-        *map(_table, summary_tables(report)),
-    ]
-    if notes := footnotes(report):
-        parts += [f'<p class="note">{escape(note)}</p>' for note in notes]
-    parts += [f"<p>{escape(line)}</p>" for line in paired_status(report)]
-    if report.warnings:
-        parts += ["<h2>Warnings</h2>", *_grouped_warnings(report)]
+    parts += [*_results(report), *_every_headline(report)]
     if summary := capability.summary_table(report):
         parts += ["<h2>Bias next to capability</h2>", f"<p>{escape(capability.SUMMARY_INTRO)}</p>"]
         parts += map(_table, split(Table("summary", *summary)))
@@ -169,7 +197,9 @@ def render_html(report: Report, figures: list[Figure]) -> str:
         parts.append(f"<h3>{escape(task)}</h3>")
         if note := task_note(report, task):
             parts.append(f"<p>{escape(note)}</p>")
-        parts += [*map(_table, task_tables(report, task)), _warnings(report, task)]
+        tables = "".join(map(_table, task_tables(report, task)))
+        parts += [f"<details><summary>{escape(task)}: every metric and count</summary>{tables}</details>"]
+        parts.append(_warnings(report, task))
     parts += _capability_section(report)
     note = precision_line(report)
     parts += ["<h2>Provenance</h2>", f"<p>{escape(note)}</p>" if note else ""]

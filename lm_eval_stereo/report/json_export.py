@@ -13,7 +13,7 @@ from typing import Any
 from lm_eval_stereo.report.checks import group_warnings
 from lm_eval_stereo.report.model import Report
 from lm_eval_stereo.report.paired import ALPHA, MCNEMAR, SIGN_FLIP, STOP_AFTER, PairedResult
-from lm_eval_stereo.report.tables import summary_columns
+from lm_eval_stereo.report.tables import primary_cells, summary_columns
 from lm_eval_stereo.report.verdicts import cell_verdict
 from lm_eval_stereo.results.fields import Unusable
 
@@ -109,6 +109,7 @@ def report_json(report: Report) -> dict[str, Any]:
             }
     return {
         "models": [{"label": row.label, "model": row.model, "model_args": row.model_args} for row in report.rows],
+        "results": [{"task": c.task, "model": c.row.label, "metric": c.primary} for c in primary_cells(report)],
         "summary": [{"task": task, "metric": name} for task, name in summary_columns(report)],
         "tasks": tasks,
         "lm_eval_tasks": [task for task in report.tasks if report.is_lm_eval_task(task)],

@@ -1,10 +1,11 @@
-"""The report as markdown, leading with the answer: the reading (a sentence per model and benchmark), summary, grouped warnings, paired comparisons, then per task
-its tables and warnings, and the provenance of every number."""
+"""The report as markdown, leading with the answer: the results (per model one row per task: its primary headline,
+95% CI and verdict) and after them the warnings grouped by kind, each naming the tasks it concerns. With ``details``
+(``lm-eval-stereo report --details``) the rest follows: the reading (a sentence per model and benchmark), the summary
+of every headline, the paired comparisons, per task its tables and warnings, and the provenance of every number."""
 
 from __future__ import annotations
 
 from lm_eval_stereo.report import capability_tables as capability
-from lm_eval_stereo.report.checks import group_warnings
 from lm_eval_stereo.report.model import Report
 from lm_eval_stereo.report.precision import precision_line
 from lm_eval_stereo.report.reading import reading_lines
@@ -13,13 +14,15 @@ from lm_eval_stereo.report.tables import (
     PAIRED_LEGEND,
     RANK_LEGEND,
     Table,
-    footnotes,
+    caveat_lines,
     language_comparison_tables,
     model_comparison_tables,
     model_letters,
     provenance_tables,
     rank_agreement_tables,
+    results_table,
     split,
+    summary_columns,
     summary_tables,
     task_note,
     task_tables,
@@ -31,11 +34,17 @@ LEGEND = (
     "(ideal x) and the signed distance Δ to it, never with an arrow. items: documents scored "
     '("of N" when fewer than the full set).'
 )
+RESULTS_LEGEND = (
+    "Each task's primary headline (the main figure its benchmark declares): value [95% CI] and, where the ideal lies "
+    "in the middle of the range, the verdict: the CI above, below or around the ideal (no detectable bias, ± the CI's "
+    "half-width), else Δ to the ideal. ↑/↓: higher/lower is better; >B / <B: higher / lower than model B "
+    "(Holm-adjusted paired p < 0.05); †n: a caveat, listed below the table."
+)
 SUMMARY_LEGEND = (
     "Each benchmark headline: value [95% CI]; where the ideal lies in the middle of the range, whether the CI lies "
     "above it, below it or around it (no detectable bias, ± the CI's half-width), else Δ to the ideal; "
     ">B / <B: higher / lower than model B with a Holm-adjusted paired p < 0.05 (see the paired comparisons); "
-    "†n: a caveat, in the footnotes below the table."
+    "†n: a caveat, listed below the results."
 )
 READING_LEGEND = (
     "Per model, each headline whose ideal lies in the middle of its range against that ideal, from its 95% CI."
@@ -106,25 +115,48 @@ def capability_markdown(report: Report, summary: bool) -> list[str]:
     return lines
 
 
-def render_markdown(report: Report) -> str:
-    """The comparison as markdown (see the module docstring)."""
+def other_headlines(report: Report) -> int:
+    """How many headlines of the summary are no task's primary one (the first screen shows those)."""
+    primary = {(cell.task, cell.primary) for task in report.tasks for cell in report.task_cells(task)}
+    return len([column for column in summary_columns(report) if column not in primary])
+
+
+def more_line(report: Report) -> str:
+    """What ``--details`` adds, said after the first screen."""
+    others, tasks = other_headlines(report), capability.lm_eval_tasks(report)
+    parts = [f"{others} more headline(s) with their readings"] if others else []
+    parts += ["the paired comparisons", "the per-task tables and warnings"]
+    parts += [f"the tables of lm_eval's own tasks ({', '.join(tasks)})"] if tasks else []
+    return f"More with --details: {', '.join(parts)} and the provenance of every number; the figures: --html DIR."
+
+
+def results_markdown(report: Report) -> list[str]:
+    """The first screen: the results table (per model one row per task), then the caveats grouped by kind and what
+    the paired statistics rest on."""
+    lines = ["## Results", ""]
+    if table := results_table(report):
+        lines += [RESULTS_LEGEND, *([models_line(report)] if len(report.rows) > 1 else []), "", *_tables([table])]
+    if caveats := caveat_lines(report):
+        lines += ["", *(f"- ⚠ {line}" for line in caveats)]
+    if status := paired_status(report):
+        lines += ["", *(f"- {line}" for line in status)]
+    return lines
+
+
+def render_markdown(report: Report, details: bool = False) -> str:
+    """The comparison as markdown (see the module docstring): the first screen, with ``details`` all the rest."""
     lines = [
         "# Bias report",
         "",
         f"{len(report.rows)} model(s), {len(report.tasks)} task(s) and group(s), {len(report.runs)} results file(s).",
         "",
+        *results_markdown(report),
     ]
+    if not details:
+        return "\n".join([*lines, "", more_line(report)])
     if reading := reading_lines(report):
-        lines += ["## Reading", "", READING_LEGEND, "", *(f"- {line}" for line in reading), ""]
-    lines += ["## Summary", "", SUMMARY_LEGEND, models_line(report), "", *_tables(summary_tables(report))]
-    if notes := footnotes(report):
-        lines += ["", *(f"- {note}" for note in notes)]
-    status = paired_status(report)
-    if status:
-        lines += ["", *(f"- {line}" for line in status)]
-    groups = group_warnings(report.warnings)
-    if groups:
-        lines += ["", "## Warnings", "", *(f"- ⚠ {group.line()}" for group in groups)]
+        lines += ["", "## Reading", "", READING_LEGEND, "", *(f"- {line}" for line in reading)]
+    lines += ["", "## Summary", "", SUMMARY_LEGEND, models_line(report), "", *_tables(summary_tables(report))]
     for title, legend, tables in (
         ("Model vs model (paired)", PAIRED_LEGEND, model_comparison_tables(report)),
         ("Language vs language (paired)", LANGUAGE_LEGEND, language_comparison_tables(report)),
@@ -143,9 +175,6 @@ def render_markdown(report: Report) -> str:
         if findings:
             lines += ["", *(f"- ⚠ {f.model}: {f.kind}: {f.message}" for f in findings)]
     lines += capability_markdown(report, summary=False)
-    file_warnings = [finding for finding in report.warnings if not finding.task]
-    if file_warnings:
-        lines += ["", *(f"- ⚠ {finding.message}" for finding in file_warnings)]
     lines += ["", "## Provenance", ""]
     if note := precision_line(report):
         lines += [note, ""]

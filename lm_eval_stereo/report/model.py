@@ -81,6 +81,17 @@ class Cell:
             return [name for name in names if name in self.values]
         return _headlines(self.values, self.declaration)
 
+    @property
+    def primary(self) -> str | None:
+        """The headline the report's first screen shows: the one its metric set declares primary where the results
+        hold it, else the first headline that is not a detail view; None for lm_eval's own tasks and groups."""
+        if self.declaration is None or self.members:
+            return None
+        declared = self.declaration.primary
+        if declared is not None and declared in self.values:
+            return declared
+        return next((name for name in self.headlines if not self.is_detail(name)), None)
+
     def ideal(self, name: str) -> Ideal | None:
         """How ``name`` is best: the benchmark's declaration, for lm_eval's own tasks the results' higher_is_better."""
         if self.declaration is None:

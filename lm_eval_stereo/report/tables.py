@@ -1,6 +1,11 @@
 """The report's tables, shared by the markdown and the HTML page, none wider than :data:`MAX_COLUMNS`.
 
-- the summary: with up to four models one row per benchmark headline (a task's headline metrics that no benchmark
+- the results, the report's first screen: per model one row per task (a benchmark in one language, the task id
+  where a benchmark has several in one language): its primary headline (:attr:`Cell.primary`, the one its metric set
+  declares) with its 95% CI and verdict, marks as in the summary;
+- the caveats: one line per kind of warning naming the tasks it concerns (:meth:`WarningGroup.line`), numbered where
+  they qualify a value of the results or the summary (``†n`` next to the value);
+- the summary (every headline, with ``--details``): with up to four models one row per benchmark headline (a task's headline metrics that no benchmark
   declares a ``detail`` view) and one column per model, with more one row per model; each value with its 95% CI,
   its verdict against a middle ideal in the metric's words (:mod:`lm_eval_stereo.report.verdicts`), the models it
   differs from significantly (``>B``: higher than model B, ``<B``: lower; Holm-adjusted paired p < 0.05) and a
@@ -20,13 +25,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lm_eval_stereo.core.metrics import BOOKKEEPING
+from lm_eval_stereo.report.checks import WarningGroup, group_warnings
 from lm_eval_stereo.report.formatting import format_estimate, format_value, metric_header
 from lm_eval_stereo.report.model import Cell, Report, Row
 from lm_eval_stereo.report.paired import ALPHA, MCNEMAR, STOP_AFTER, Comparison, PairedResult
 from lm_eval_stereo.report.precision import dtype_text
-from lm_eval_stereo.report.titles import headline_title
+from lm_eval_stereo.report.titles import headline_title, metric_title
 from lm_eval_stereo.report.verdicts import describe
-from lm_eval_stereo.results.run import Finding
 
 #: the most columns a table has (the row label included), so that a page fits a laptop screen
 MAX_COLUMNS = 8
@@ -102,36 +107,96 @@ def _markers(report: Report, row: Row, task: str, metric: str, letters: dict[str
     return " ".join(f"{'>' if c.difference > 0 else '<'}{letters[other]}" for other, c in found)
 
 
-def caveat_notes(report: Report) -> dict[Finding, int]:
-    """A footnote number per warning that qualifies a summary value, in the order the summary shows them."""
-    notes: dict[Finding, int] = {}
-    for task, name in summary_columns(report):
-        for cell in report.task_cells(task):
-            for finding in report.caveats(cell, name):
-                notes.setdefault(finding, len(notes) + 1)
+def primary_cells(report: Report) -> list[Cell]:
+    """The cells of the first screen, in table order (tasks, then models): every plugin task's cell that has a
+    primary headline in its results."""
+    return [cell for task in leaf_tasks(report) for cell in report.task_cells(task) if cell.primary is not None]
+
+
+def caveat_notes(report: Report) -> dict[str, int]:
+    """A footnote number per kind of warning that qualifies a value of the results or the summary, in the order
+    they show them."""
+    shown = [(cell, cell.primary) for cell in primary_cells(report)]
+    shown += [(cell, name) for task, name in summary_columns(report) for cell in report.task_cells(task)]
+    notes: dict[str, int] = {}
+    for cell, name in shown:
+        for finding in report.caveats(cell, name or ""):
+            notes.setdefault(finding.kind, len(notes) + 1)
     return notes
 
 
-def footnotes(report: Report) -> list[str]:
-    """One line per footnote of the summary: its number, the model and task, the caveat and the whole warning."""
-    return [
-        f"†{number} {finding.model} · {finding.task}: {finding.caveat} ({finding.kind}: {finding.message})"
-        for finding, number in caveat_notes(report).items()
-    ]
+def caveat_marks(report: Report, cell: Cell, name: str, notes: dict[str, int]) -> list[str]:
+    """The footnote marks of the kinds of warning that qualify metric ``name`` of a cell, each once."""
+    numbers = sorted({notes[finding.kind] for finding in report.caveats(cell, name) if finding.kind in notes})
+    return [f"†{number}" for number in numbers]
 
 
-def summary_text(report: Report, cell: Cell, name: str, letters: dict[str, str], notes: dict[Finding, int]) -> str:
+def warning_groups(report: Report) -> list[tuple[str, WarningGroup]]:
+    """The warnings grouped by kind (:func:`~lm_eval_stereo.report.checks.group_warnings`), each with its footnote
+    mark (``†n``, empty where it qualifies no value shown): the numbered kinds first, in their order."""
+    notes = caveat_notes(report)
+    groups = group_warnings(report.warnings)
+    ordered = sorted(groups, key=lambda group: notes.get(group.kind, len(notes) + 1))
+    return [(f"†{notes[group.kind]}" if group.kind in notes else "", group) for group in ordered]
+
+
+def caveat_lines(report: Report) -> list[str]:
+    """One line per kind of warning: its mark, then what it says of the tasks it concerns, naming them."""
+    labels = [row.label for row in report.rows]
+    return [" ".join(filter(None, [mark, group.line(labels)])) for mark, group in warning_groups(report)]
+
+
+def _estimate_text(cell: Cell, name: str, words: str | None) -> str:
+    """Estimate [CI], with Δ to a middle ideal where there is no verdict (``words``)."""
+    return format_estimate(cell.estimate(name), cell.ideal(name), stderr=False, delta=not words)
+
+
+def _companion_text(cell: Cell, name: str) -> str:
+    """ "; 0.211 over determinate answers": the figure the declaration shows next to the metric, empty where none."""
+    companion = cell.companion_figure(name)
+    return "" if companion is None else f"; {format_value(companion[1])} {companion[0]}"
+
+
+def summary_text(report: Report, cell: Cell, name: str, letters: dict[str, str], notes: dict[str, int]) -> str:
     """A summary value: estimate [CI], the verdict in the metric's words (Δ to a middle ideal where there is no
     verdict), the figure shown beside it, the significant paired differences and the caveats' footnote marks."""
     words = describe(cell, name)
-    text = format_estimate(cell.estimate(name), cell.ideal(name), stderr=False, delta=not words)
-    if words:
-        text += f": {words}"
-    if companion := cell.companion_figure(name):
-        text += f"; {format_value(companion[1])} {companion[0]}"
-    marks = [_markers(report, cell.row, cell.task, name, letters)]
-    marks += [f"†{notes[finding]}" for finding in report.caveats(cell, name) if finding in notes]
+    text = _estimate_text(cell, name, words) + (f": {words}" if words else "") + _companion_text(cell, name)
+    marks = [_markers(report, cell.row, cell.task, name, letters), *caveat_marks(report, cell, name, notes)]
     return " ".join([text, *filter(None, marks)])
+
+
+def results_table(report: Report) -> Table | None:
+    """The first screen: per model one row per task, its primary headline (its name and ideal), value [95% CI] and
+    verdict with the caveats' marks; the model column only where there are several. None without plugin tasks."""
+    cells = primary_cells(report)
+    if not cells:
+        return None
+    letters, notes = model_letters(report), caveat_notes(report)
+    several = len(report.rows) > 1
+    rows = []
+    for cell in cells:
+        name = cell.primary or ""
+        words = describe(cell, name)
+        value = _estimate_text(cell, name, words) + _companion_text(cell, name)
+        value = " ".join(filter(None, [value, _markers(report, cell.row, cell.task, name, letters)]))
+        verdict = " ".join(filter(None, [words, *caveat_marks(report, cell, name, notes)]))
+        bench = cell.declaration.benchmark if cell.declaration else None
+        recorded = cell.run.language(cell.task)
+        only = bench.languages[0] if bench is not None and len(bench.languages) == 1 else ""
+        where = [cell.task, bench.title if bench else "", recorded[0] if recorded else only]
+        header = metric_header(metric_title(cell, name), cell.ideal(name))
+        rows.append([*where, *([cell.row.label] if several else []), header, value, verdict])
+    headers = [
+        "task",
+        "benchmark",
+        "language",
+        *(["model"] if several else []),
+        "headline",
+        "value [95% CI]",
+        "verdict",
+    ]
+    return Table("results", headers, rows, numeric=False)
 
 
 def ideal_text(report: Report, task: str, name: str) -> str:

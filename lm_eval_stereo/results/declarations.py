@@ -46,6 +46,13 @@ class Declaration:
         """The metric set of a task (None for a group whose members have several)."""
         return self.metric_sets[0] if len({m.id for m in self.metric_sets}) == 1 else None
 
+    @property
+    def primary(self) -> str | None:
+        """The headline a reader is shown first (:attr:`MetricSet.primary_headline`), None for a group whose members
+        have several metric sets or a set that declares nothing directed."""
+        metric_set = self.metric_set
+        return (metric_set.primary_headline or None) if metric_set is not None else None
+
     def metric(self, name: str) -> Metric | None:
         """The declaration of metric ``name`` (an interval bound as its metric), None when none declares it."""
         for metric_set in self.metric_sets:

@@ -212,6 +212,7 @@ def metric_set(kind: str, prompts: Sequence[int]) -> MetricSet:
         (Resampling(resampled_headlines, sample_columns),),
         id=f"kobbq.{kind}",
         item_score=ITEM_SCORE,
+        primary="bias_amb",  # the paper's Diff-bias_a: the bias in ambiguous contexts
     )
 
 

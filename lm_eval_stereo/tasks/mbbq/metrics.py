@@ -185,6 +185,8 @@ def metric_set(kind: str) -> MetricSet:
         (Resampling(_statistic(names), item_columns),),
         id=f"mbbq.{kind}",
         item_score=ITEM_SCORE,
+        # the paper's bias figure: the bias score in ambiguous contexts (Eq. 1); the control set has no bias score
+        primary="bias_amb" if kind == "bias" else "",
     )
 
 

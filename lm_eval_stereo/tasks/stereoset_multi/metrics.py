@@ -254,4 +254,5 @@ METRICS = MetricSet(
     (Resampling(pooled_statistic, judgement_columns),),
     id="stereoset_multi.scores",
     item_score=ITEM_SCORE,
+    primary="ss",  # the stereotype score: the bias figure (LMS says how well the model models language, ICAT mixes both)
 )

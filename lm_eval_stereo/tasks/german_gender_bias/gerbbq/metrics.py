@@ -253,4 +253,5 @@ METRICS = MetricSet(
     (Resampling(_headline, _columns),),
     id="german_gender_bias.gerbbq",
     item_score=ITEM_SCORE,
+    primary="bias",  # the paper's bias score s_AMB / s_DIS; accuracy says whether the model answers at all
 )
