@@ -20,8 +20,8 @@ from lm_eval_stereo.core.bootstrap import DEFAULT_ITERS
 from lm_eval_stereo.core.metrics import Metric
 from lm_eval_stereo.core.registry import Benchmark
 from lm_eval_stereo.export.distance import Distances, ItemsMismatch
-from lm_eval_stereo.report.capability import capability_ideal, capability_metrics
 from lm_eval_stereo.results.declaration import Declaration
+from lm_eval_stereo.results.lm_eval_tasks import capability_ideal, capability_metrics
 from lm_eval_stereo.results.run import Run, is_number
 
 #: how a distance to the ideal is named: ``<metric>_distance``
