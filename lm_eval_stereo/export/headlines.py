@@ -164,11 +164,15 @@ def plugin_headlines(
         low, high = (finite(values.get(bound)) for bound in metric.interval_names())
         interval = Interval(low, high) if low is not None and high is not None else None
         if interval is None:
+            recomputed = run.recomputed(task)
             why = "a group: lm_eval averages its members" if run.members(task) else "not in the results"
+            why = recomputed.note if recomputed is not None and recomputed.note else why
             omitted.append(Omission(task, metric.name, f"exported without CI: no finite bootstrap interval ({why})"))
         # a task's lm_eval stderr is its bootstrap standard error (SummaryTask); a group's, lm_eval's pooling of them
         stderr = run.stderr(task, metric.name)
         method = "lm_eval pooled over the members' bootstrap" if run.members(task) else "bootstrap"
+        if stderr is None and run.recomputed(task) is not None:  # lm_eval's own task: the recomputed bootstrap's
+            stderr, method = finite(values.get(f"{metric.name}_stderr_boot")), "bootstrap"
         headlines.append(
             Headline(
                 task, metric.name, value, metric.direction == "lower", metric.bounds, metric.ideal,

@@ -152,7 +152,24 @@ def _limit_warnings(cell: Cell) -> list[Issue]:
     return [Issue("limit", f"scored on {scored}{option}: not the benchmark's full figure", scored)]
 
 
-CHECKS = (_share_warnings, _tie_warnings, _unscored_warnings, _resample_warnings, _fit_warnings, _limit_warnings)
+def _recomputed_warnings(cell: Cell) -> list[Issue]:
+    """One of lm_eval's own tasks that a benchmark declares, shown with lm_eval's numbers without an interval: why
+    (no ``--log_samples``, an lm_eval that defines the task otherwise, a samples file that is not the run's)."""
+    recomputed = cell.run.recomputed(cell.task)
+    if recomputed is None or not recomputed.note:
+        return []
+    return [Issue("no interval", recomputed.note, "lm_eval's number, no CI")]
+
+
+CHECKS = (
+    _recomputed_warnings,
+    _share_warnings,
+    _tie_warnings,
+    _unscored_warnings,
+    _resample_warnings,
+    _fit_warnings,
+    _limit_warnings,
+)
 
 
 def check_cell(cell: Cell) -> list[Finding]:
@@ -178,6 +195,7 @@ KIND_MEANINGS = {
     "undefined resamples": "a 95% CI resting on the bootstrap resamples on which its metric is defined, not on all "
     f"(fewer than {MIN_DEFINED_SHARE:.0%} of them: no verdict)",
     "limit": "scored on part of the benchmark (--limit or fewer documents): not the benchmark's full figure",
+    "no interval": "lm_eval's own tasks shown with lm_eval's numbers and no 95% CI (each warning says why)",
     "precision": "models or runs of one task scored in different dtypes: compare their numbers only at equal dtype",
 }
 
