@@ -325,3 +325,59 @@ def test_csv_holds_what_the_sources_pin() -> None:
     with open(path, encoding="utf-8", newline="") as handle:
         first_row = next(csv.DictReader(handle))
     assert ast.literal_eval(first_row["answer_info.ans0"])[1] == bbq_rows("ca", "Age")[0]["answer_info"]["ans0"][1]
+
+
+def _bbq_rows() -> list[dict]:
+    """Hand-made rows in the shape of the hub's oskarvanderwal/bbq (the mirror holds BBQ's templates, not its rows):
+    two categories, both contexts and polarities, every answer position."""
+    rows = []
+    for example_id, (category, groups, polarity, condition, label) in enumerate(
+        [(category, groups, polarity, condition, label)
+         for category, groups in (("Age", ("old", "nonOld")), ("SES", ("lowSES", "highSES")))
+         for polarity in ("neg", "nonneg") for condition in ("ambig", "disambig") for label in (0, 1, 2)]
+    ):  # fmt: skip
+        rows.append({
+            "example_id": example_id, "question_index": "1", "question_polarity": polarity,
+            "context_condition": condition, "category": category, "context": "Two people met.", "question": "Who?",
+            "ans0": "The first one", "ans1": "The second one", "ans2": "Unknown", "label": label,
+            "answer_info": {"ans0": ["first", groups[0]], "ans1": ["second", groups[1]], "ans2": ["Unknown", "unknown"]},
+            "additional_metadata": {"subcategory": "None", "stereotyped_groups": [groups[0]], "version": "a",
+                                    "source": ""},
+        })  # fmt: skip
+    return rows
+
+
+def test_bbq_figures_from_logged_values_equal_lm_evals_functions() -> None:
+    """lm_eval's BBQ process_results on hand-made rows, logged as lm_eval logs them (numpy booleans as text, NaN for
+    the other categories), give through the declared metric set what lm_eval's own aggregations give on the values
+    process_results returned: overall, per context and per category."""
+    import datasets
+    from lm_eval.utils import handle_non_serializable
+
+    from lm_eval_stereo.tasks.lm_eval_bias.metrics import bbq
+
+    utils = _module(lm_eval_tasks_dir() / "bbq" / "utils.py", "lm_eval_bbq_utils")
+    docs = list(utils.process_docs(datasets.Dataset.from_list(_bbq_rows())))
+    rng = np.random.default_rng(0)
+    returned, samples = [], []
+    for doc_id, doc in enumerate(docs):
+        lls = [(float(value), False) for value in rng.normal(size=len(utils.doc_to_choice(doc)))]
+        values = utils.process_results_multiple_choice(doc, lls)
+        returned.append(values)
+        line = json.dumps({"doc_id": doc_id, "doc": doc, "metrics": list(values), **values},
+                          default=handle_non_serializable)  # fmt: skip
+        samples.append(json.loads(line))
+    metric_set = bbq("bbq", {})
+    computed = metric_set.compute(sorted(logged.bbq_items(samples).values(), key=lambda item: item["key"]))
+    functions = {"acc": np.mean, "accuracy_amb": utils.agg_accuracy_amb, "accuracy_disamb": utils.agg_accuracy_disamb}
+    for name in [m.name for m in metric_set.metrics]:
+        function = functions.get(name) or (
+            utils.agg_amb_bias_scores if name.startswith("amb") else utils.agg_disamb_bias_scores
+        )
+        expected = float(function([values[name] for values in returned]))
+        assert _same(computed[name], expected), (name, computed[name], expected)
+    assert all(
+        not math.isnan(computed[name]) for name in ("acc", "accuracy_amb", "amb_bias_score", "disamb_bias_score")
+    )
+    assert not math.isnan(computed["amb_bias_score_SES"]) and math.isnan(computed["amb_bias_score_Religion"])
+    assert computed["amb_bias_score_Religion_ci_undefined"] == DEFAULT_ITERS  # no Religion row: every resample
