@@ -122,11 +122,25 @@ def _values(items: Sequence[Mapping[str, Any]], name: str) -> list[Any]:
     return [item["values"][name] for item in items if name in item["values"]]
 
 
+def _category(name: str) -> str | None:
+    """The BBQ category a per-category metric is about (None for the others)."""
+    return next((category for category in BBQ_CATEGORIES if name.endswith(f"_bias_score_{category}")), None)
+
+
 def _lm_eval_figures(items: Sequence[Mapping[str, Any]], yaml: str, names: tuple[str, ...]) -> dict[str, float]:
-    """lm_eval's aggregation of each of ``names`` over the items' logged values."""
+    """lm_eval's aggregation of each of ``names`` over the items' logged values. A BBQ per-category score is given the
+    values of its category's documents only: lm_eval logs NaN for the others, which its aggregation leaves out, so the
+    figure is the same (tested) and a resample costs a category's documents, not all."""
     functions = aggregations(yaml, names)
+    by_category: dict[str, list[Mapping[str, Any]]] = {}
+    for item in items:
+        by_category.setdefault(str(item.get("category")), []).append(item)
     with quiet():
-        return {name: aggregate(functions[name], _values(items, name)) for name in names}
+        return {
+            name: aggregate(functions[name], _values(by_category.get(category, []) if category else items, name))
+            for name in names
+            for category in (_category(name),)
+        }
 
 
 def _share(numerator: int, denominator: int) -> float:
