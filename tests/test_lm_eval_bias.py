@@ -381,3 +381,26 @@ def test_bbq_figures_from_logged_values_equal_lm_evals_functions() -> None:
     )
     assert not math.isnan(computed["amb_bias_score_SES"]) and math.isnan(computed["amb_bias_score_Religion"])
     assert computed["amb_bias_score_Religion_ci_undefined"] == DEFAULT_ITERS  # no Religion row: every resample
+
+
+def test_smollm2_slice_through_lm_eval(smollm2: Path, offline_tasks: Path, tmp_path) -> None:
+    """SmolLM2-135M-Instruct on four documents of esbbq_age, cabbq_age and crows_pairs_english (96 requests): lm_eval's
+    figures recomputed exactly, the authors' bias_score.py on the same predictions, an EsBBQ-vs-CaBBQ comparison."""
+    run_ = run_lm_eval(
+        ["--model", "hf", "--model_args", f"pretrained={smollm2},dtype=float32", "--tasks",
+         "esbbq_age,cabbq_age,crows_pairs_english", "--include_path", str(offline_tasks), "--limit", "4",
+         "--batch_size", "64", "--log_samples"],
+        tmp_path / "smollm2",
+    )  # fmt: skip
+    run = load_run(_results_file(run_))
+    authors = _module(fetch("esbbq-cabbq", "bias_score.py"), "esbbq_cabbq_bias_score_smollm2")
+    for task in run.tasks:
+        recomputed = run.recomputed(task)
+        assert recomputed.note == "" and recomputed.figures
+        assert all(_same(value, run.reported(task)[0][name]) for name, value in recomputed.figures.items())
+        if "bbq" in task:
+            path = next(run_.output_dir.rglob(f"samples_{task}_*.jsonl"))
+            theirs = authors.get_scores([json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()])
+            assert _same(float(theirs["bias_score_ambig"]), recomputed.figures["bias_score_ambig"])
+    report = build_report([run_.output_dir])
+    assert [result.languages for result in report.paired.languages] in ([("ca", "es")], [("es", "ca")])
