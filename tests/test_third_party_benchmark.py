@@ -162,7 +162,9 @@ def test_an_entry_point_that_is_no_benchmark_is_left_out_with_a_warning_naming_i
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(tmp_path), os.environ.get("PYTHONPATH"))))}
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "stereoset_multi,gest,german_gender_bias,s_jsd,stereotype_leakage,mbbq,kobbq,eurogest"
+    assert proc.stdout.strip() == (
+        "stereoset_multi,gest,german_gender_bias,s_jsd,stereotype_leakage,mbbq,kobbq,eurogest,lm_eval_bias"
+    )
     assert (
         "benchmark entry point not_one = json:dumps (lm_eval_stereo.benchmarks) is left out: TypeError" in proc.stderr
     )
