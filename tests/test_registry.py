@@ -18,6 +18,7 @@ from lm_eval_stereo.tasks import BENCHMARKS
 
 FOLDERS = (
     "stereoset_multi", "gest", "german_gender_bias", "s_jsd", "stereotype_leakage", "mbbq", "kobbq", "eurogest",
+    "lm_eval_bias",
 )  # fmt: skip
 
 
