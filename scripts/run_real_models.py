@@ -38,7 +38,14 @@ LOGLIKELIHOOD_TASKS: tuple[str, ...] = (
 
 
 def run_task(
-    task: str, model_dir: Path, backend: str, limit: int | None, out: Path, batch_size: str, chat_template: bool
+    task: str,
+    model_dir: Path,
+    backend: str,
+    limit: int | None,
+    out: Path,
+    batch_size: str,
+    chat_template: bool,
+    include_path: str | None = None,
 ) -> float:
     """Run one task through ``lm_eval`` and return its wall time in seconds."""
     command = [
@@ -55,6 +62,8 @@ def run_task(
         command += ["--limit", str(limit)]
     if chat_template:
         command.append("--apply_chat_template")
+    if include_path:
+        command += ["--include_path", include_path]
     start = time.perf_counter()
     proc = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     elapsed = time.perf_counter() - start
@@ -77,6 +86,11 @@ def main(argv: list[str] | None = None) -> int:
         "--apply_chat_template", action="store_true", help="lm_eval's --apply_chat_template (the generative tasks)"
     )
     parser.add_argument("--out", default=".cache/real-runs")
+    parser.add_argument(
+        "--include_path",
+        help="lm_eval's --include_path (lm_eval's own tasks on the offline mirror: "
+        "python -m lm_eval_stereo.tasks.lm_eval_bias.offline_tasks FOLDER)",
+    )
     args = parser.parse_args(argv)
     out = Path(args.out) / args.name / args.backend
     out.mkdir(parents=True, exist_ok=True)
@@ -87,7 +101,14 @@ def main(argv: list[str] | None = None) -> int:
         if key in timings:
             continue
         seconds = run_task(
-            task, Path(args.model), args.backend, args.limit or None, out, args.batch_size, args.apply_chat_template
+            task,
+            Path(args.model),
+            args.backend,
+            args.limit or None,
+            out,
+            args.batch_size,
+            args.apply_chat_template,
+            args.include_path,
         )
         timings = json.loads(timings_file.read_text(encoding="utf-8")) if timings_file.exists() else {}
         timings[key] = {"seconds": round(seconds, 1), "limit": args.limit or None, "batch_size": args.batch_size}

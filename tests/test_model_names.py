@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lm_eval_stereo.report.model_names import is_local_path, model_name
+from lm_eval_stereo.results.model_names import is_local_path, model_name
 
 
 @pytest.mark.parametrize(

@@ -190,12 +190,14 @@ def _module_paths_in_strings(path: Path, package: str) -> set[str]:
         ("core", "lm_eval_stereo.tasks", True),
         ("datastore", "lm_eval_stereo.tasks", True),
         ("report", "lm_eval_stereo.models", False),
+        ("export", "lm_eval_stereo.report", False),
     ],
 )
 def test_imports_go_one_way(layer: str, forbidden: str, nor_in_strings: bool) -> None:
     """Task machinery (``core``) imports neither the backends (``models``) nor the benchmarks (``tasks``: it reads the
     registry they fill), the data commands (``datastore``) do not import the benchmarks either, and the report never
-    imports the backends; ``models`` and ``tasks`` may use ``core``. ``core`` and ``datastore`` do not even name a
+    imports the backends; ``models`` and ``tasks`` may use ``core``. The export and the report stand side by side on
+    the results layer: no module of the export imports the report, at module level or inside a function. ``core`` and ``datastore`` do not even name a
     module of the benchmarks in a string (a ``module:function`` to import later, a docstring): a new benchmark,
     its upstream sources and its mirror conversion change nothing there."""
     offenders = {}

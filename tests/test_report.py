@@ -30,10 +30,10 @@ from lm_eval_stereo.report.figures import WIDTH_PX, dot_plot_height, require_mat
 from lm_eval_stereo.report.formatting import format_estimate, format_value
 from lm_eval_stereo.report.html import render_html, write_html
 from lm_eval_stereo.report.model import Estimate
-from lm_eval_stereo.report.model_names import model_name
 from lm_eval_stereo.report.tables import MAX_COLUMNS, Table, split
 from lm_eval_stereo.results.declarations import Declaration, declaration_of
 from lm_eval_stereo.results.ideals import Ideal
+from lm_eval_stereo.results.model_names import model_name
 from lm_eval_stereo.results.run import Run
 from lm_eval_stereo.tasks.gest.figure import HEIGHT_PX as GEST_HEIGHT_PX
 from lm_eval_stereo.tasks.stereoset_multi.figure import HEIGHT_PX as STEREOSET_HEIGHT_PX

@@ -23,7 +23,7 @@ from test_report import PageParser, expected_cell, fmt, png_size, report_cli
 from lm_eval_stereo.report import build_report, render_markdown, report_json
 from lm_eval_stereo.report.capability_figure import Z_95, capability_figures, panel_points
 from lm_eval_stereo.report.figures import WIDTH_PX, dot_plot_height
-from lm_eval_stereo.report.model_names import model_name
+from lm_eval_stereo.results.model_names import model_name
 from lm_eval_stereo.results.run import load_run
 
 LIMIT = 3
@@ -69,7 +69,7 @@ def capability_cell(results: dict, task: str, name: str) -> str:
 
 def test_plugin_tasks_are_told_from_lm_evals_own(runs):
     """By what the results record (a plugin task's config names its metric set), not by name."""
-    from lm_eval_stereo.report.capability import is_lm_eval_task
+    from lm_eval_stereo.results.lm_eval_tasks import is_lm_eval_task
 
     root, done, _ = runs
     run = load_run(sorted(root.rglob("results_*.json"))[0])

@@ -73,6 +73,28 @@ class Option:
         return self.parse(given[self.name], self.name)
 
 
+@dataclass(frozen=True)
+class LmEvalTasks:
+    """lm_eval's own tasks that a benchmark declares without running them: their data, prompts and ``process_results``
+    stay lm_eval's, and their results record no declaration, so the readers find it by the task's name.
+
+    ``metric_sets``: fnmatch pattern of an lm_eval task or group name -> the id of the metric set its logged values
+    are recomputed with (first match wins); ``items(task, samples)``: the items of lm_eval's ``--log_samples`` lines of
+    ``task`` by key (its per-document metric values and what the metric set reads besides; a key both languages of a
+    parallel set share where they are translations of each other); ``language(task)``: the task's language and the
+    family of its translations (None where it has none); ``version``: the lm_eval release whose task names and
+    aggregation functions the declarations follow (said where the installed one differs)."""
+
+    metric_sets: Mapping[str, str]
+    items: Callable[[str, Sequence[Mapping[str, Any]]], dict[str, dict[str, Any]]]
+    language: Callable[[str], tuple[str, str] | None]
+    version: str
+
+    def metric_set_id(self, task: str) -> str | None:
+        """The metric-set id declared for lm_eval's task or group ``task``, None when no pattern matches."""
+        return next((id_ for pattern, id_ in self.metric_sets.items() if fnmatch.fnmatchcase(task, pattern)), None)
+
+
 @dataclass(frozen=True, eq=False)
 class Benchmark:
     """One benchmark: its folder ``name``, ``title``, the fnmatch ``task_patterns`` of its task and group names, the
@@ -83,8 +105,9 @@ class Benchmark:
     declared without a direction against (fnmatch pattern -> value; e.g. a leakage coefficient against 0, no carry-over,
     where the declaration stays undirected because the target language's own coefficient is expected positive), and
     ``commands``: subcommands of the ``lm-eval-stereo`` console script that only this benchmark has (name ->
-    ``main(argv) -> exit status``), and ``demo_tasks``: its tasks and groups in each run of ``make demo``
-    (:data:`DEMO_RUNS`; the Makefile reads them with ``scripts/demo_tasks.py``)."""
+    ``main(argv) -> exit status``), ``demo_tasks``: its tasks and groups in each run of ``make demo``
+    (:data:`DEMO_RUNS`; the Makefile reads them with ``scripts/demo_tasks.py``), and ``lm_eval_tasks``: lm_eval's own
+    tasks it declares (:class:`LmEvalTasks`; None for a benchmark of its own tasks)."""
 
     name: str
     title: str
@@ -97,6 +120,7 @@ class Benchmark:
     report_ideals: Mapping[str, float] = field(default_factory=dict)
     commands: Mapping[str, Callable[[Sequence[str]], int]] = field(default_factory=dict)
     demo_tasks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    lm_eval_tasks: LmEvalTasks | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "options", tuple({option.name: option for option in self.options}.values()))
@@ -223,6 +247,16 @@ def metric_set(metric_set_id: str, task: str, metadata: Mapping[str, Any] | None
     no registered benchmark declares that id)."""
     bench = benchmark_of_metric_set(metric_set_id)
     return bench.metric_sets[metric_set_id](task, metadata or {}) if bench is not None else None
+
+
+def lm_eval_task(task: str) -> tuple[Benchmark, str] | None:
+    """The benchmark declaring lm_eval's own task or group ``task`` and the id of its metric set (:class:`LmEvalTasks`),
+    None when no registered benchmark declares it."""
+    for bench in _registered().values():
+        found = bench.lm_eval_tasks.metric_set_id(task) if bench.lm_eval_tasks is not None else None
+        if found is not None:
+            return bench, found
+    return None
 
 
 def command(name: str) -> Callable[[Sequence[str]], int] | None:

@@ -12,8 +12,8 @@ from typing import Any
 from lm_eval_stereo.core.metrics import MetricSet
 from lm_eval_stereo.export.distance import Distances
 from lm_eval_stereo.export.headlines import Headline, Omission, lm_eval_headlines, plugin_headlines
-from lm_eval_stereo.report.capability import hidden_tasks
 from lm_eval_stereo.results.declarations import Declaration
+from lm_eval_stereo.results.lm_eval_tasks import hidden_tasks
 from lm_eval_stereo.results.run import Run
 
 Items = list[dict[str, Any]]

@@ -20,9 +20,9 @@ from lm_eval_stereo.core.bootstrap import DEFAULT_ITERS
 from lm_eval_stereo.core.metrics import Metric
 from lm_eval_stereo.core.registry import Benchmark
 from lm_eval_stereo.export.distance import Distances, ItemsMismatch
-from lm_eval_stereo.report.capability import capability_ideal, capability_metrics
 from lm_eval_stereo.results.declarations import Declaration
 from lm_eval_stereo.results.fields import Unusable
+from lm_eval_stereo.results.lm_eval_tasks import capability_ideal, capability_metrics
 from lm_eval_stereo.results.run import Run, is_number
 
 #: how a distance to the ideal is named: ``<metric>_distance``
@@ -171,11 +171,15 @@ def plugin_headlines(
             why = f"exported without CI: its count of undefined resamples {metric.undefined_name} is {counted!r}"
             omitted.append(Omission(task, metric.name, why))
         elif interval is None:
+            recomputed = run.recomputed(task)
             why = "a group: lm_eval averages its members" if run.members(task) else "not in the results"
+            why = recomputed.note if recomputed is not None and recomputed.note else why
             omitted.append(Omission(task, metric.name, f"exported without CI: no finite bootstrap interval ({why})"))
         # a task's lm_eval stderr is its bootstrap standard error (SummaryTask); a group's, lm_eval's pooling of them
         stderr = run.stderr(task, metric.name)
         method = "lm_eval pooled over the members' bootstrap" if run.members(task) else "bootstrap"
+        if stderr is None and run.recomputed(task) is not None:  # lm_eval's own task: the recomputed bootstrap's
+            stderr, method = finite(values.get(f"{metric.name}_stderr_boot")), "bootstrap"
         headlines.append(
             Headline(
                 task, metric.name, value, metric.direction == "lower", metric.bounds, metric.ideal,

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lm_eval_stereo.report.model_names import is_local_path, model_name
+from lm_eval_stereo.results.model_names import is_local_path, model_name
 from lm_eval_stereo.results.run import Run
 
 #: the datastore collection of these records (``data/<collection>/<developer>/<model>/``)

@@ -14,7 +14,7 @@ table per task or group: one row per model, one column per headline metric (a me
 ``stereoset_multi`` hold lm_eval's means over their members; their counts are recomputed as totals over the members
 (shares as the share of the pooled items). Warnings (:mod:`lm_eval_stereo.report.checks`) say where a headline
 misleads; :mod:`lm_eval_stereo.report.html` draws the figures. lm_eval's own tasks found in the same files
-(``hellaswag``, ``mmlu``: :mod:`lm_eval_stereo.report.capability`) are cells like the others, shown in their own
+(``hellaswag``, ``mmlu``: :mod:`lm_eval_stereo.results.lm_eval_tasks`) are cells like the others, shown in their own
 section and beside the bias headlines (:mod:`lm_eval_stereo.report.capability_tables`,
 :mod:`lm_eval_stereo.report.capability_figure`).
 """

@@ -7,12 +7,12 @@ from datetime import datetime
 from pathlib import Path
 
 from lm_eval_stereo.core.bootstrap import DEFAULT_SEED
-from lm_eval_stereo.report.capability import hidden_tasks
 from lm_eval_stereo.report.checks import check
 from lm_eval_stereo.report.comparisons import paired_comparisons
 from lm_eval_stereo.report.labels import model_labels
 from lm_eval_stereo.report.model import Cell, Report, Row
 from lm_eval_stereo.report.paired import PERMUTATIONS
+from lm_eval_stereo.results.lm_eval_tasks import hidden_tasks
 from lm_eval_stereo.results.run import Finding, Run, load_runs, newest_runs, oldest_first, tied_runs
 
 

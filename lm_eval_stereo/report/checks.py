@@ -180,9 +180,18 @@ def _unanswered_warnings(cell: Cell) -> list[Issue]:
     return [Issue("unanswered", message, f"{format_value(value)} unanswered")]
 
 
+def _recomputed_warnings(cell: Cell) -> list[Issue]:
+    """One of lm_eval's own tasks that a benchmark declares, shown with lm_eval's numbers without an interval: why
+    (no ``--log_samples``, an lm_eval that defines the task otherwise, a samples file that is not the run's)."""
+    recomputed = cell.run.recomputed(cell.task)
+    if recomputed is None or not recomputed.note:
+        return []
+    return [Issue("no interval", recomputed.note, "lm_eval's number, no CI")]
+
+
 CHECKS = (
-    _field_warnings, _share_warnings, _tie_warnings, _unscored_warnings, _resample_warnings, _fit_warnings,
-    _limit_warnings, _unanswered_warnings,
+    _recomputed_warnings, _field_warnings, _share_warnings, _tie_warnings, _unscored_warnings, _resample_warnings,
+    _fit_warnings, _limit_warnings, _unanswered_warnings,
 )  # fmt: skip
 
 
@@ -218,6 +227,7 @@ KIND_MEANINGS = {
     "unknown metric set": "whose metric set this lm-eval-stereo does not know (a newer plugin, or a benchmark not "
     "installed here)",
     "tied runs": "with runs of one model on the same date: the stated rule picked one, the other is named",
+    "no interval": "of lm_eval's own shown with lm_eval's numbers and no 95% CI (each warning says why)",
 }
 
 

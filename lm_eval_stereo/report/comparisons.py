@@ -158,6 +158,8 @@ def paired_comparisons(
                     unparallel.append(f"{lang_a}-{lang_b}")
                     continue
                 found, left_out = _compare(metric_set, names, items_a, items_b, what, paired)
+                if found and set(items_a) != set(items_b):
+                    paired.notes.append(_unshared(what, cell_a.task, cell_b.task, items_a, items_b))
                 _rank_agreement(metric_set, (lang_a, cell_a), (lang_b, cell_b), items_a, items_b, family, paired)
                 if found:
                     paired.languages.append(
@@ -173,6 +175,16 @@ def paired_comparisons(
     paired.models = _holm(paired.models)
     paired.languages = _holm(paired.languages)
     return paired
+
+
+def _unshared(what: str, task_a: str, task_b: str, items_a: Items, items_b: Items) -> str:
+    """The items of two translations that only one of them has: counted, and left out of their comparison."""
+    only_a, only_b = len(set(items_a) - set(items_b)), len(set(items_b) - set(items_a))
+    shared = len(set(items_a) & set(items_b))
+    return (
+        f"{what}: {only_a} items only in {task_a} and {only_b} only in {task_b} (unshared), left out; compared on "
+        f"the {shared} both have"
+    )
 
 
 def _rank_agreement(

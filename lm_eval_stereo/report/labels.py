@@ -1,4 +1,4 @@
-"""The row label of each model: its name for a person (:func:`~lm_eval_stereo.report.model_names.model_name`, or the
+"""The row label of each model: its name for a person (:func:`~lm_eval_stereo.results.model_names.model_name`, or the
 user's ``--label PRETRAINED=NAME``), told apart where two models would share one.
 
 Two local folders with the same folder name are told apart by as many parent folders as it takes
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 
-from lm_eval_stereo.report.model_names import is_local_path, model_name
+from lm_eval_stereo.results.model_names import is_local_path, model_name
 from lm_eval_stereo.results.run import ReportError, Run
 
 

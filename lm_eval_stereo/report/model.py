@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lm_eval_stereo.core.metrics import BOOKKEEPING
-from lm_eval_stereo.report.capability import capability_ideal, capability_metrics
 from lm_eval_stereo.results.declarations import Declaration
 from lm_eval_stereo.results.ideals import Ideal
+from lm_eval_stereo.results.lm_eval_tasks import capability_ideal, capability_metrics
 from lm_eval_stereo.results.run import Finding, Run, is_number
 
 if TYPE_CHECKING:

@@ -9,7 +9,9 @@ tasks belong to one; a group whose members belong to several (a leaderboard grou
 benchmark. :meth:`lm_eval_stereo.results.run.Run.declaration` resolves each task once per run.
 
 The benchmarks are the registry's (:mod:`lm_eval_stereo.core.registry`, which registers the installed ones through
-their entry points at its first lookup): this module imports none of them.
+their entry points at its first lookup): this module imports none of them. lm_eval's own tasks record nothing of the
+plugin's; a benchmark that declares some of them (:class:`~lm_eval_stereo.core.registry.LmEvalTasks`) is found by the
+task's lm_eval name.
 
 Results files written before tasks recorded this (no ``metric_set`` or no ``key_field`` in a task's metadata) go
 through :mod:`lm_eval_stereo.results.legacy`, the one module that guesses.
@@ -135,6 +137,11 @@ def resolve(run: RecordedRun, task: str) -> Declaration | None:
         metric_sets = tuple({m.id: m for declaration in found for m in declaration.metric_sets}.values())
         return Declaration(benchmarks[0] if len(benchmarks) == 1 else None, metric_sets, benchmarks)
     metadata = run.metadata(task)
+    native = registry.lm_eval_task(task) if "metric_set" not in metadata else None
+    if native is not None:  # one of lm_eval's own tasks that a benchmark declares (found by its lm_eval name)
+        bench, metric_set_id = native
+        metric_set = registry.metric_set(metric_set_id, task, metadata)
+        return Declaration(bench, (metric_set,), (bench,)) if metric_set else None
     if legacy.written_before(metadata):
         found = legacy.declaration(task, run.raw_metrics(task)[0], metadata)
         return Declaration(found[0], found[1], (found[0],)) if found is not None else None

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lm_eval_stereo.core import registry
 from lm_eval_stereo.core.registry import RECORDED
 from lm_eval_stereo.core.values import parse_model_args
 from lm_eval_stereo.results.declarations import resolve
@@ -26,8 +27,9 @@ from lm_eval_stereo.results.errors import ReportError
 from lm_eval_stereo.results.fields import Problem, check_metrics, count, is_number
 
 if TYPE_CHECKING:
+    from lm_eval_stereo.core.registry import LmEvalTasks
     from lm_eval_stereo.results.declarations import Declaration
-    from lm_eval_stereo.results.samples import Logged
+    from lm_eval_stereo.results.samples import Logged, Recomputed
 
 #: ``model_args`` keys that are not part of a task's options when lm_eval copies them into the task metadata
 _METADATA_NOISE = ("version", "config_source")
@@ -132,6 +134,9 @@ class Run:
         declaration = self.declaration(task)
         if declaration is None or declaration.metric_set is None or self.members(task):
             return None
+        native = self.lm_eval_declared(task)
+        if native is not None:
+            return native.language(task)
         metadata = self.metadata(task)
         if legacy.written_before(metadata):
             found = legacy.language(task)
@@ -143,16 +148,39 @@ class Run:
         """The logged items and documents of ``task`` (``--log_samples``), read once, keyed by the field the task
         recorded (:mod:`lm_eval_stereo.results.samples`)."""
         from lm_eval_stereo.results import legacy
-        from lm_eval_stereo.results.samples import read_logged, samples_path
+        from lm_eval_stereo.results.samples import read_lm_eval_logged, read_logged, samples_path
 
         def read() -> Logged:
             key_field = self.metadata(task).get("key_field")
             path = samples_path(self.path, task)
             if isinstance(key_field, str):
                 return read_logged(path, lambda item: item.get(key_field), repr(key_field))
+            native = self.lm_eval_declared(task)
+            if native is not None:
+                return read_lm_eval_logged(path, lambda samples: native.items(task, samples))
             return read_logged(path, legacy.item_key, legacy.ITEM_KEY_NAME)
 
         return self._once("logged", task, read)
+
+    def lm_eval_declared(self, task: str) -> LmEvalTasks | None:
+        """Where ``task`` is one of lm_eval's own tasks or groups that a benchmark declares
+        (:class:`~lm_eval_stereo.core.registry.LmEvalTasks`, found by its lm_eval name), that declaration; else None."""
+        import lm_eval_stereo.tasks  # noqa: F401  (registers the benchmarks)
+
+        if "metric_set" in self.metadata(task):
+            return None
+        found = registry.lm_eval_task(task)
+        return found[0].lm_eval_tasks if found is not None else None
+
+    def recomputed(self, task: str) -> Recomputed | None:
+        """For one of lm_eval's own tasks that a benchmark declares: what the logged samples add to lm_eval's numbers
+        (intervals, the declared figures lm_eval does not report) or why they add nothing, computed once
+        (:mod:`lm_eval_stereo.results.recomputed`); None for every other task."""
+        from lm_eval_stereo.results.recomputed import recompute
+
+        if self.lm_eval_declared(task) is None:
+            return None
+        return self._once("recomputed", task, lambda: recompute(self, task))
 
     @property
     def config(self) -> dict[str, Any]:
@@ -206,7 +234,10 @@ class Run:
 
     def metrics(self, task: str) -> tuple[dict[str, Any], dict[str, Any]]:
         """``({metric: value}, {metric: stderr})`` of a task, checked once (:func:`lm_eval_stereo.results.fields.
-        check_metrics`: what cannot be used is ``Unusable``); a metric of a second filter is named ``name[filter]``."""
+        check_metrics`: what cannot be used is ``Unusable``); a metric of a second filter is named ``name[filter]``.
+        One of lm_eval's own tasks that a benchmark declares gains what its logged samples add (:meth:`recomputed`:
+        interval bounds, counts of undefined resamples, declared figures lm_eval does not report); lm_eval's own
+        numbers stay as they are."""
 
         def read() -> tuple[dict[str, Any], dict[str, Any]]:
             values, stderrs, problems = check_metrics(task, *self.raw_metrics(task), self.declaration(task))
@@ -214,10 +245,15 @@ class Run:
             return values, stderrs
 
         values, stderrs = self._once("metrics", task, read)
-        return dict(values), dict(stderrs)
+        values, stderrs = dict(values), dict(stderrs)
+        added = self.recomputed(task)
+        if added is not None:
+            values.update((name, value) for name, value in added.values.items() if name not in values)
+        return values, stderrs
 
     def raw_metrics(self, task: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        """:meth:`metrics` as the file holds them, unchecked: only for finding the declaration that checks them."""
+        """``({metric: value}, {metric: stderr})`` of a task as lm_eval wrote them in the results file, unchecked:
+        for finding the declaration that checks them and for recomputing lm_eval's own figures."""
         filters: list[str] = []
         values: dict[str, Any] = {}
         stderrs: dict[str, Any] = {}

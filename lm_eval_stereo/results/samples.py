@@ -4,6 +4,9 @@
 A plugin task logs its whole item under its first metric (:mod:`lm_eval_stereo.core.summary`); an item is keyed by
 the field the task recorded in its config metadata (``key_field``), or for results written before tasks recorded it
 by :func:`lm_eval_stereo.results.legacy.item_key`. The document lm_eval logged beside each item is kept as JSON.
+lm_eval's own tasks that a benchmark declares log no plugin item: the declaration turns their lines into items
+(:func:`read_lm_eval_logged`), and :class:`Recomputed` holds what those items add to lm_eval's numbers
+(:mod:`lm_eval_stereo.results.recomputed`).
 """
 
 from __future__ import annotations
@@ -78,6 +81,28 @@ def read_items(path: Path, key_of: KeyOf, key_name: str) -> tuple[Items | None, 
     return items, documents, [why for _, why in sorted(skipped + without_item)]
 
 
+def read_lm_eval_logged(path: Path, items_of: Callable[[list[dict[str, Any]]], Items]) -> Logged:
+    """The samples file of one of lm_eval's own tasks that a benchmark declares: its lines, turned into items by the
+    declaration's ``items_of`` (:class:`~lm_eval_stereo.core.registry.LmEvalTasks`); an unreadable file is its
+    ``error``."""
+    if not path.is_file():
+        return Logged(path, False)
+    try:
+        samples = []
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if line.strip():
+                try:
+                    samples.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path}:{number}: not a JSON line ({exc})") from exc
+        items = items_of(samples)
+        docs = {sample.get("doc_id"): sample.get("doc") for sample in samples}
+        documents = {key: json.dumps(docs.get(item.get("doc_id")), sort_keys=True) for key, item in items.items()}
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, IndexError) as exc:
+        return Logged(path, True, error=exc)
+    return Logged(path, True, items, documents)
+
+
 def read_logged(path: Path, key_of: KeyOf, key_name: str) -> Logged:
     """The samples file at ``path`` read once (:class:`Logged`; an unreadable file is its ``error``, not raised)."""
     if not path.is_file():
@@ -87,3 +112,18 @@ def read_logged(path: Path, key_of: KeyOf, key_name: str) -> Logged:
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return Logged(path, True, error=exc)
     return Logged(path, True, items, documents, skipped=tuple(skipped))
+
+
+#: what a task without its logged samples is told
+NO_SAMPLES = "its 95% CI needs the logged samples: rerun lm_eval with --log_samples"
+
+
+@dataclass(frozen=True)
+class Recomputed:
+    """``values``: what the logged samples add to lm_eval's results of one task (interval bounds, undefined
+    resamples, bootstrap standard errors, declared figures lm_eval does not report); ``figures``: the recomputed
+    point estimates of lm_eval's own metrics; ``note``: why intervals are missing (empty where none is)."""
+
+    values: dict[str, float] = field(default_factory=dict)
+    figures: dict[str, float] = field(default_factory=dict)
+    note: str = ""

@@ -8,6 +8,7 @@ from lm_eval_stereo.tasks import (
     german_gender_bias,
     gest,
     kobbq,
+    lm_eval_bias,
     mbbq,
     s_jsd,
     stereoset_multi,
@@ -23,5 +24,6 @@ BENCHMARKS = (
     mbbq.BENCHMARK,
     kobbq.BENCHMARK,
     eurogest.BENCHMARK,
+    lm_eval_bias.BENCHMARK,
 )
 register(*BENCHMARKS)

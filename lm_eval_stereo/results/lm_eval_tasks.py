@@ -1,5 +1,5 @@
-"""lm_eval's own tasks in the report: the capability benchmarks (``hellaswag``, ``mmlu``, a local YAML task) that
-users run beside the bias benchmarks, read from the same results files.
+"""lm_eval's own tasks, as the report and the export read them: the capability benchmarks (``hellaswag``, ``mmlu``, a
+local YAML task) that users run beside the bias benchmarks, read from the same results files.
 
 A task or group is the plugin's when its results carry a plugin declaration (a task's config metadata names its
 benchmark and metric set; a group's leaf tasks all do; :mod:`lm_eval_stereo.results.declarations`); every other one

@@ -1,0 +1,95 @@
+"""The rows lm_eval's own EsBBQ, CaBBQ and CrowS-Pairs tasks read from the hub, made from the pinned upstream CSV
+(offline mirror, cache or download; checksum verified): for offline runs of lm_eval's unchanged task definitions,
+where only the rows' origin is replaced (:mod:`.offline_tasks`).
+
+EsBBQ/CaBBQ (``langtech-bsc/EsBBQ-CaBBQ``, one ``data_<lang>/<Category>.full.csv`` per hub config): the CSV flattens
+what the hub's rows nest, so ``answer_info.ans0``..``ans2`` (each a Python list literal ``[text, group]``) become the
+mapping ``answer_info``, ``stereotyped_groups`` and ``source`` become lists, and the integer columns integers
+(lm_eval's ``utils.py`` compares ``label`` with the index of the chosen answer). CrowS-Pairs English
+(``nyu-mll/crows-pairs``): the CSV's columns as they are, one row per pair (lm_eval reads ``sent_more``,
+``sent_less`` and ``bias_type``).
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+from pathlib import Path
+from typing import Any
+
+from lm_eval_stereo.core.errors import DataError
+from lm_eval_stereo.core.sources import fetch
+
+#: integer columns of the EsBBQ/CaBBQ rows
+_INTEGERS = ("instance_id", "template_id", "label")
+#: columns holding a Python literal (a list, or the ``[text, group]`` of an answer)
+_LITERALS = ("stereotyped_groups", "source")
+_BOOLEANS = ("proper_nouns_only",)
+#: the hub configs of lm_eval's EsBBQ/CaBBQ tasks (``dataset_name``), one CSV each
+CATEGORIES = (
+    "Age",
+    "DisabilityStatus",
+    "Gender",
+    "LGBTQIA",
+    "Nationality",
+    "PhysicalAppearance",
+    "RaceEthnicity",
+    "Religion",
+    "SES",
+    "SpanishRegion",
+)
+
+
+def _literal(path: Path, number: int, field: str, text: str) -> Any:
+    try:
+        return ast.literal_eval(text) if text.strip() else []
+    except (ValueError, SyntaxError) as exc:
+        raise DataError(f"{path}: row {number}: field {field!r} is not a Python literal ({text[:60]!r})") from exc
+
+
+def hub_row(path: Path, number: int, row: dict[str, str]) -> dict[str, Any]:
+    """One CSV row of EsBBQ/CaBBQ in the hub's shape (see the module docstring)."""
+    hub: dict[str, Any] = {key: value for key, value in row.items() if not key.startswith("answer_info.")}
+    hub["answer_info"] = {
+        f"ans{i}": _literal(path, number, f"answer_info.ans{i}", row[f"answer_info.ans{i}"]) for i in range(3)
+    }
+    for field in _LITERALS:
+        hub[field] = _literal(path, number, field, row[field])
+    for field in _INTEGERS:
+        if not row[field].strip().isdigit():
+            raise DataError(f"{path}: row {number}: field {field!r} is not an integer ({row[field]!r})")
+        hub[field] = int(row[field])
+    for field in _BOOLEANS:
+        hub[field] = row[field] == "True"
+    return hub
+
+
+def bbq_rows(language: str, category: str) -> list[dict[str, Any]]:
+    """The rows of EsBBQ (``es``) or CaBBQ (``ca``) in ``category`` (a hub config name), in the CSV's order."""
+    if language not in ("es", "ca") or category not in CATEGORIES:
+        raise DataError(f"no EsBBQ/CaBBQ rows for language {language!r}, category {category!r}")
+    path = fetch("esbbq-cabbq", f"data_{language}/{category}.full.csv")
+    with open(path, encoding="utf-8", newline="") as handle:
+        return [hub_row(path, number, row) for number, row in enumerate(csv.DictReader(handle), start=2)]
+
+
+def crows_pairs_rows() -> list[dict[str, Any]]:
+    """The 1,508 English CrowS-Pairs pairs, in the CSV's order."""
+    path = fetch("crows-pairs", "data/crows_pairs_anonymized.csv")
+    with open(path, encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def custom_dataset(**kwargs: Any) -> dict[str, Any]:
+    """lm_eval's ``custom_dataset`` hook: ``{"test": rows}`` of the mirror set the override YAML names in its
+    ``dataset_kwargs`` (``mirror``: ``esbbq-cabbq`` with ``language`` and ``category``, or ``crows-pairs``)."""
+    import datasets
+
+    mirror = kwargs.get("mirror")
+    if mirror == "esbbq-cabbq":
+        rows = bbq_rows(str(kwargs.get("language")), str(kwargs.get("category")))
+    elif mirror == "crows-pairs":
+        rows = crows_pairs_rows()
+    else:
+        raise DataError(f"dataset_kwargs mirror={mirror!r}: one of 'esbbq-cabbq', 'crows-pairs'")
+    return {"test": datasets.Dataset.from_list(rows)}
