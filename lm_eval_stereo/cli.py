@@ -99,7 +99,7 @@ def _report(argv: list[str]) -> int:
     if args.permutations < 1:
         parser.error(f"--permutations must be at least 1, got {args.permutations}")
     from lm_eval_stereo.report import ReportError, build_report, render_markdown, report_json
-    from lm_eval_stereo.report.labels import parse_labels
+    from lm_eval_stereo.report.naming import parse_labels
 
     try:
         report = build_report(

@@ -21,7 +21,7 @@ from markdown_tables import parse_tables
 from test_report import PageParser, expected_cell, fmt, png_size, report_cli
 
 from lm_eval_stereo.report import build_report, render_markdown, report_json
-from lm_eval_stereo.report.capability_figure import Z_95, capability_figures, panel_points
+from lm_eval_stereo.report.capability import Z_95, capability_figures, panel_points
 from lm_eval_stereo.report.figures import WIDTH_PX, dot_plot_height
 from lm_eval_stereo.results.model_names import model_name
 from lm_eval_stereo.results.run import load_run

@@ -20,7 +20,7 @@ from lm_eval_stereo.report.checks import (
     UNSCORED_MAX,
 )
 from lm_eval_stereo.report.html import write_html
-from lm_eval_stereo.report.labels import parse_labels
+from lm_eval_stereo.report.naming import parse_labels
 from lm_eval_stereo.report.tables import TRANSPOSE_MAX_MODELS
 
 SS = "StereoSet en · SS (stereoset_multi_en)"

@@ -15,8 +15,7 @@ table per task or group: one row per model, one column per headline metric (a me
 (shares as the share of the pooled items). Warnings (:mod:`lm_eval_stereo.report.checks`) say where a headline
 misleads; :mod:`lm_eval_stereo.report.html` draws the figures. lm_eval's own tasks found in the same files
 (``hellaswag``, ``mmlu``: :mod:`lm_eval_stereo.results.lm_eval_tasks`) are cells like the others, shown in their own
-section and beside the bias headlines (:mod:`lm_eval_stereo.report.capability_tables`,
-:mod:`lm_eval_stereo.report.capability_figure`).
+section and beside the bias headlines (:mod:`lm_eval_stereo.report.capability`).
 """
 
 from lm_eval_stereo.report.build import build_report

@@ -9,15 +9,15 @@ from pathlib import Path
 from lm_eval_stereo.core.bootstrap import DEFAULT_SEED
 from lm_eval_stereo.report.checks import check
 from lm_eval_stereo.report.comparisons import paired_comparisons
-from lm_eval_stereo.report.labels import model_labels
 from lm_eval_stereo.report.model import Cell, Report, Row
+from lm_eval_stereo.report.naming import model_labels
 from lm_eval_stereo.report.paired import PERMUTATIONS
 from lm_eval_stereo.results.lm_eval_tasks import hidden_tasks
 from lm_eval_stereo.results.run import Finding, Run, load_runs, newest_runs, oldest_first, tied_runs
 
 
 def _labels(runs: list[Run], all_runs: bool, overrides: Mapping[str, str] | None) -> dict[str, str]:
-    """A unique row label per row key: the model's name (:func:`~lm_eval_stereo.report.labels.model_labels`), with
+    """A unique row label per row key: the model's name (:func:`~lm_eval_stereo.report.naming.model_labels`), with
     ``all_runs`` followed by the run's date and file."""
     names = model_labels(runs, overrides)
     labels = {}

@@ -13,8 +13,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from lm_eval_stereo.report import capability_tables as capability
-from lm_eval_stereo.report.capability_figure import capability_figures
+from lm_eval_stereo.report import capability
 from lm_eval_stereo.report.figures import Figure, draw_figures
 from lm_eval_stereo.report.markdown import (
     LEGEND,
@@ -28,7 +27,6 @@ from lm_eval_stereo.report.markdown import (
 from lm_eval_stereo.report.model import Report
 from lm_eval_stereo.report.paired import PairedResult
 from lm_eval_stereo.report.precision import precision_line
-from lm_eval_stereo.report.reading import reading_lines
 from lm_eval_stereo.report.tables import (
     LANGUAGE_LEGEND,
     PAIRED_LEGEND,
@@ -45,6 +43,7 @@ from lm_eval_stereo.report.tables import (
     task_tables,
     warning_groups,
 )
+from lm_eval_stereo.report.verdicts import reading_lines
 from lm_eval_stereo.results.run import Finding
 
 STYLE = """
@@ -211,7 +210,7 @@ def write_html(report: Report, directory: str | Path) -> Path:
     """Write ``index.html`` and its figures into ``directory``; returns the page's path. The page is written to
     ``.index.html.part`` and renamed, so a run killed while writing leaves the previous page whole."""
     directory = Path(directory)
-    figures = draw_figures(report, directory) + capability_figures(report, directory)
+    figures = draw_figures(report, directory) + capability.capability_figures(report, directory)
     page, part = directory / "index.html", directory / ".index.html.part"
     part.write_text(render_html(report, figures), encoding="utf-8")
     part.replace(page)

@@ -11,9 +11,9 @@ from dataclasses import asdict
 from typing import Any
 
 from lm_eval_stereo.report.checks import group_warnings
-from lm_eval_stereo.report.model import Report
+from lm_eval_stereo.report.model import Report, summary_columns
 from lm_eval_stereo.report.paired import ALPHA, MCNEMAR, SIGN_FLIP, STOP_AFTER, PairedResult
-from lm_eval_stereo.report.tables import primary_cells, summary_columns
+from lm_eval_stereo.report.tables import primary_cells
 from lm_eval_stereo.report.verdicts import cell_verdict
 from lm_eval_stereo.results.fields import Unusable
 

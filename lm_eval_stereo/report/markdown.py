@@ -5,10 +5,9 @@ of every headline, the paired comparisons, per task its tables and warnings, and
 
 from __future__ import annotations
 
-from lm_eval_stereo.report import capability_tables as capability
-from lm_eval_stereo.report.model import Report
+from lm_eval_stereo.report import capability
+from lm_eval_stereo.report.model import Report, summary_columns
 from lm_eval_stereo.report.precision import precision_line
-from lm_eval_stereo.report.reading import reading_lines
 from lm_eval_stereo.report.tables import (
     LANGUAGE_LEGEND,
     PAIRED_LEGEND,
@@ -22,11 +21,11 @@ from lm_eval_stereo.report.tables import (
     rank_agreement_tables,
     results_table,
     split,
-    summary_columns,
     summary_tables,
     task_note,
     task_tables,
 )
+from lm_eval_stereo.report.verdicts import reading_lines
 
 LEGEND = (
     "Values with 95% bootstrap CI in brackets (± lm_eval's stderr where the run has one). "

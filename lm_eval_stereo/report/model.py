@@ -210,3 +210,17 @@ class Report:
     def caveats(self, cell: Cell, name: str) -> list[Finding]:
         """The warnings that qualify metric ``name`` of a cell (:attr:`Finding.caveat`)."""
         return [finding for finding in self.warnings if finding.qualifies(cell.task, cell.row.label, name)]
+
+
+def leaf_tasks(report: Report) -> list[str]:
+    """The tasks of the report that are not groups."""
+    return [task for task in report.tasks if not any(cell.members for cell in report.task_cells(task))]
+
+
+def summary_columns(report: Report) -> list[tuple[str, str]]:
+    """(task, metric) of every benchmark headline: each task's headline metrics except declared detail views."""
+    columns = []
+    for task in leaf_tasks(report):
+        names = dict.fromkeys(name for cell in report.task_cells(task) for name in cell.headlines)
+        columns += [(task, name) for name in names if not report.is_detail(task, name)]
+    return columns

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from lm_eval_stereo.core.metrics import BOOKKEEPING
 from lm_eval_stereo.report.checks import WarningGroup, group_warnings
 from lm_eval_stereo.report.formatting import format_estimate, format_value, metric_header
-from lm_eval_stereo.report.model import Cell, Report, Row
+from lm_eval_stereo.report.model import Cell, Report, Row, leaf_tasks, summary_columns
+from lm_eval_stereo.report.naming import headline_title, metric_title
 from lm_eval_stereo.report.paired import ALPHA, MCNEMAR, STOP_AFTER, Comparison, PairedResult
 from lm_eval_stereo.report.precision import dtype_text
-from lm_eval_stereo.report.titles import headline_title, metric_title
 from lm_eval_stereo.report.verdicts import describe
 
 #: the most columns a table has (the row label included), so that a page fits a laptop screen
@@ -84,20 +84,6 @@ def model_letters(report: Report) -> dict[str, str]:
                 break
         letters[row.label] = name
     return letters
-
-
-def leaf_tasks(report: Report) -> list[str]:
-    """The tasks of the report that are not groups."""
-    return [task for task in report.tasks if not any(cell.members for cell in report.task_cells(task))]
-
-
-def summary_columns(report: Report) -> list[tuple[str, str]]:
-    """(task, metric) of every benchmark headline: each task's headline metrics except declared detail views."""
-    columns = []
-    for task in leaf_tasks(report):
-        names = dict.fromkeys(name for cell in report.task_cells(task) for name in cell.headlines)
-        columns += [(task, name) for name in names if not report.is_detail(task, name)]
-    return columns
 
 
 def _markers(report: Report, row: Row, task: str, metric: str, letters: dict[str, str]) -> str:

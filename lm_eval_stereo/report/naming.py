@@ -1,18 +1,27 @@
-"""The row label of each model: its name for a person (:func:`~lm_eval_stereo.results.model_names.model_name`, or the
+"""How the report names things for a person: models (their row labels) and tasks and headlines (their titles).
+
+The row label of each model: its name for a person (:func:`~lm_eval_stereo.results.model_names.model_name`, or the
 user's ``--label PRETRAINED=NAME``), told apart where two models would share one.
 
 Two local folders with the same folder name are told apart by as many parent folders as it takes
 (``a/smollm2``, ``b/smollm2``); runs of one ``pretrained`` with other arguments by the arguments that differ
 (``smollm2 (dtype=float16)``). The full ``model_args`` appear in the provenance only.
+
+Names for a person: a task as its benchmark and language ("StereoSet de"), a headline as the task and the metric's
+declared label ("StereoSet de · SS"); the task id goes with them wherever they are shown.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from lm_eval_stereo.results.model_names import is_local_path, model_name
 from lm_eval_stereo.results.run import ReportError, Run
+
+if TYPE_CHECKING:
+    from lm_eval_stereo.report.model import Cell
 
 
 def parse_labels(entries: list[str]) -> dict[str, str]:
@@ -84,3 +93,30 @@ def model_labels(runs: list[Run], overrides: Mapping[str, str] | None = None) ->
         labels.update(_by_arguments(clash, label))
     shared = _shared(labels)
     return {identity: f"{label} ({identity})" if label in shared else label for identity, label in labels.items()}
+
+
+def language(cell: Cell) -> str:
+    """The task's language as it recorded it (:meth:`~lm_eval_stereo.results.run.Run.language`) where its benchmark
+    has several; empty otherwise."""
+    bench = cell.declaration.benchmark if cell.declaration else None
+    found = cell.run.language(cell.task)
+    return found[0] if found is not None and bench is not None and len(bench.languages) > 1 else ""
+
+
+def task_title(cell: Cell) -> str:
+    """ "StereoSet de": the benchmark's title and the task's language; the task id for lm_eval's own tasks."""
+    bench = cell.declaration.benchmark if cell.declaration else None
+    if bench is None:
+        return cell.task
+    return f"{bench.title} {language(cell)}".strip()
+
+
+def metric_title(cell: Cell, name: str) -> str:
+    """The metric's declared label ("SS"), else its name."""
+    metric = cell.declaration.metric(name) if cell.declaration else None
+    return metric.title if metric is not None and metric.name == name else name
+
+
+def headline_title(cell: Cell, name: str) -> str:
+    """ "StereoSet de · SS"."""
+    return f"{task_title(cell)} · {metric_title(cell, name)}"
