@@ -260,9 +260,9 @@ def test_eurogest_equals_the_reference_on_smollm2(hf_run, smollm2_model):
     assert flagged == {"cs": 0, "de": 0, "fi": 0, "el": 12}
 
 
-#: Greek sentences of the hf-prefix check: two of each stereotype (all N sentences, whose masculine and feminine
-#: scaffolds differ first in the second byte of a character: every one flagged under ``hf``)
-EUROGEST_PREFIX_DOCS = 32
+#: Greek sentences of the hf-prefix check: one of each stereotype (N sentences, whose masculine and feminine scaffolds
+#: differ first in the second byte of a character: every one flagged under ``hf``)
+EUROGEST_PREFIX_DOCS = 16
 
 
 def test_eurogest_greek_under_hf_prefix_is_the_reference_s_tokens(smollm2, smollm2_model, tmp_path):
@@ -279,14 +279,16 @@ def test_eurogest_greek_under_hf_prefix_is_the_reference_s_tokens(smollm2, smoll
     assert run.returncode == 0, run.stderr[-3000:]
     rows = reference_rows("el")
     ratios: dict[int, list[float]] = {}
+    conditions = set()
     for sample in run.samples["eurogest_el"]:
         item = sample["gs"]
         masculine, feminine, condition, stereotype = rows[item["id"]]
-        assert condition == "N" and not item["boundary_mismatch"], item["id"]
+        assert not item["boundary_mismatch"], item["id"]
+        conditions.add(condition)
         lp_m, lp_f, ratio = reference_sentence(model, tokenizer, masculine, feminine)
         assert abs(item["lp_m"] - lp_m) < TOL and abs(item["lp_f"] - lp_f) < TOL, item["id"]
         ratios.setdefault(stereotype, []).append(ratio)
-    assert run.results["results"]["eurogest_el"]["boundary_mismatches,none"] == 0
+    assert run.results["results"]["eurogest_el"]["boundary_mismatches,none"] == 0 and conditions == {"N"}
     assert sum(len(values) for values in ratios.values()) == EUROGEST_PREFIX_DOCS and len(ratios) == 16
     means = {s: sum(values) / len(values) for s, values in ratios.items()}
     gs = (sum(means[s] for s in range(8, 17)) / 9) / (sum(means[s] for s in range(1, 8)) / 7)
