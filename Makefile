@@ -42,7 +42,7 @@ DEMO_GEN_LIMIT ?= 8
 DEMO_OUT ?= .cache/demo-results
 LM_EVAL := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/lm_eval
 
-.PHONY: venv demo demo-smollm2 demo-tiny test lint bench clean check-data gemma3 eee-validator
+.PHONY: venv demo demo-smollm2 demo-tiny test lint bench bench-gpu clean check-data gemma3 eee-validator
 
 # SmolLM2-135M-Instruct as a float32 model folder (the GGUF's sha256 is verified before use)
 $(REAL_MODELS_DIR)/smollm2/config.json: | $(VENV)/.installed
@@ -118,6 +118,11 @@ lint: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python -m bench.run
+
+# hf vs hf-prefix on a CUDA GPU (bfloat16, float32) and the stereo_leaderboard projection (bench/README.md); without
+# a GPU it says so and exits 0. Needs a CUDA torch: make venv TORCH_INDEX=https://download.pytorch.org/whl/cu128
+bench-gpu: $(VENV)/.installed
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python -m bench.gpu
 
 clean:
 	rm -rf $(VENV) .cache

@@ -134,14 +134,27 @@ def test_the_results_name_the_start_token(hf_run):
         assert "first token after <|endoftext|> (id 0, as the reference)" in scoring
 
 
-def test_hf_prefix_with_another_prefix_token_scores_the_same(hf_run, prefix_run):
-    """The start token is part of the request, so neither the backend nor ``prefix_token_id`` changes a score."""
+def test_hf_prefix_with_another_prefix_token_scores_the_same(hf_run, prefix_run, compared):
+    """The start token is part of the request, so neither the backend nor ``prefix_token_id`` changes a score; and
+    ``hf-prefix`` scores the reference's tokens of the German candidates that start with a byte of a character, which
+    ``hf`` can only flag: none flagged, each equal to the reference loop."""
     for lang in LANGS:
         task = f"stereoset_multi_{lang}"
-        ours = {s["doc_id"]: [c["score"] for c in s["lms"]["candidates"]] for s in hf_run.samples[task]}
-        theirs = {s["doc_id"]: [c["score"] for c in s["lms"]["candidates"]] for s in prefix_run.samples[task]}
+        reference = {row["id"]: row for row in compared[lang]}
+        ours = {s["doc_id"]: s["lms"]["candidates"] for s in hf_run.samples[task]}
+        theirs = {s["doc_id"]: s["lms"]["candidates"] for s in prefix_run.samples[task]}
         assert len(theirs) == PREFIX_LIMIT and theirs.keys() <= ours.keys()
-        assert max(abs(a - b) for doc in theirs for a, b in zip(ours[doc], theirs[doc], strict=True)) < TOL
+        byte_start = 0
+        for doc, candidates in theirs.items():
+            for mine, prefix in zip(ours[doc], candidates, strict=True):
+                assert prefix.get("boundaries_kept", True), (lang, prefix["id"])
+                if mine.get("boundaries_kept", True):
+                    assert abs(mine["score"] - prefix["score"]) < TOL, (lang, prefix["id"])
+                else:
+                    byte_start += 1
+                    assert abs(reference[prefix["id"]]["reference"] - prefix["score"]) < TOL, (lang, prefix["id"])
+        assert prefix_run.results["results"][task]["boundary_mismatches,none"] == 0
+        assert byte_start == (6 if lang == "de" else 0)
 
 
 def test_the_prefix_token_option_restores_the_old_conditioning(smollm2, smollm2_model, tmp_path):
@@ -245,3 +258,38 @@ def test_eurogest_equals_the_reference_on_smollm2(hf_run, smollm2_model):
         assert hf_run.results["results"][f"eurogest_{lang}"]["boundary_mismatches,none"] == flagged[lang]
     assert conditions == {"G", "P", "N"}
     assert flagged == {"cs": 0, "de": 0, "fi": 0, "el": 12}
+
+
+#: Greek sentences of the hf-prefix check: one of each stereotype (N sentences, whose masculine and feminine scaffolds
+#: differ first in the second byte of a character: every one flagged under ``hf``)
+EUROGEST_PREFIX_DOCS = 16
+
+
+def test_eurogest_greek_under_hf_prefix_is_the_reference_s_tokens(smollm2, smollm2_model, tmp_path):
+    """``hf-prefix`` scores the reference's tokens: no Greek sentence flagged, each equal to the plain reference loop
+    (TOL), and g_s (over the stereotypes present, ``eurogest_min_sentences: 1``) equal to the reference's equation on
+    the loop's ratios."""
+    from eurogest_reference import reference_rows, reference_sentence
+
+    model, tokenizer = smollm2_model
+    options = {"eurogest_min_sentences": 1, "eurogest_complete_only": False}
+    args = ["--model", "hf-prefix", "--model_args", f"pretrained={smollm2},dtype=float32", "--device", "cpu"]
+    args += ["--batch_size", "16", "--tasks", "eurogest_el", "--limit", str(EUROGEST_PREFIX_DOCS), "--log_samples"]
+    run = run_lm_eval([*args, "--metadata", json.dumps(options)], tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = reference_rows("el")
+    ratios: dict[int, list[float]] = {}
+    conditions = set()
+    for sample in run.samples["eurogest_el"]:
+        item = sample["gs"]
+        masculine, feminine, condition, stereotype = rows[item["id"]]
+        assert not item["boundary_mismatch"], item["id"]
+        conditions.add(condition)
+        lp_m, lp_f, ratio = reference_sentence(model, tokenizer, masculine, feminine)
+        assert abs(item["lp_m"] - lp_m) < TOL and abs(item["lp_f"] - lp_f) < TOL, item["id"]
+        ratios.setdefault(stereotype, []).append(ratio)
+    assert run.results["results"]["eurogest_el"]["boundary_mismatches,none"] == 0 and conditions == {"N"}
+    assert sum(len(values) for values in ratios.values()) == EUROGEST_PREFIX_DOCS and len(ratios) == 16
+    means = {s: sum(values) / len(values) for s, values in ratios.items()}
+    gs = (sum(means[s] for s in range(8, 17)) / 9) / (sum(means[s] for s in range(1, 8)) / 7)
+    assert abs(run.results["results"]["eurogest_el"]["gs,none"] - gs) < TOL

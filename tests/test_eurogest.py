@@ -244,3 +244,45 @@ def test_report_compares_languages_and_rankings_and_draws_the_heatmap(prefix_run
         ratio = item["masculine_ratio"]
         expected = None if ratio is None or not math.isfinite(ratio) else ratio
         assert scored[str(gest_id)]["evaluation"]["score"] == pytest.approx(expected)
+
+
+# ------------------------------------------------------------- token-exact scoring under hf-prefix
+
+#: Polish (the issue's language) and Greek (N sentences and a G one): with the tiny model's tokenizer Polish has no
+#: sentence whose first differing token starts inside a character, Greek has (measured over all sentences: pl 0 of
+#: 1,747, el 2,435 of 2,572; cs 134 of 1,808)
+EXACT_LANGUAGES = ("pl", "el")
+#: ten sentences of each stereotype: g_s is defined
+EXACT_LIMIT = 160
+
+
+@pytest.fixture(scope="module")
+def exact_run(tiny_causal, tmp_path_factory) -> LmEvalRun:
+    """``hf-prefix`` on the first 160 sentences of each language, the reference's options."""
+    args = _args(tiny_causal, "hf-prefix", ",".join(f"eurogest_{lang}" for lang in EXACT_LANGUAGES))
+    args[args.index("--limit") + 1] = str(EXACT_LIMIT)
+    return run_lm_eval(args, tmp_path_factory.mktemp("eurogest_exact"))
+
+
+def test_hf_prefix_scores_the_reference_tokens_where_strings_cannot(exact_run, tiny):
+    """Under ``hf-prefix`` no sentence is flagged and every one equals the plain reference loop (1e-4, the project's
+    hf-prefix tolerance), and so does g_s, also where lm_eval's string requests cannot say the reference's tokens (those
+    that ``hf`` scores and flags, counted here with the task's own split; ``hf``'s flags: the tests above)."""
+    model, tokenizer = tiny
+    for lang in EXACT_LANGUAGES:
+        task = f"eurogest_{lang}"
+        expected = reference_rows(lang)
+        items = _items(exact_run, task)
+        assert len(items) == EXACT_LIMIT and exact_run.metric(task, "boundary_mismatches") == 0
+        ratios, strings_cannot = [], 0
+        for item in items:
+            m, f, _, stereotype = expected[item["id"]]
+            strings_cannot += not all(request.kept for request in split.requests(tokenizer, m, f))
+            lp_m, lp_f, ratio = reference_sentence(model, tokenizer, m, f)
+            assert not item["boundary_mismatch"]
+            assert item["lp_m"] == pytest.approx(lp_m, abs=PREFIX_TOL), (lang, item["id"])
+            assert item["lp_f"] == pytest.approx(lp_f, abs=PREFIX_TOL), (lang, item["id"])
+            ratios.append((stereotype, ratio))
+        assert (strings_cannot > 0) == (lang != "pl"), (lang, strings_cannot)
+        _, gs = reference_scores(ratios)
+        assert exact_run.metric(task, "gs") == pytest.approx(gs, abs=PREFIX_TOL), lang

@@ -124,14 +124,18 @@ def test_the_resumed_run_read_the_cache(interrupted: Interrupted):
 
 
 def test_the_resumed_run_gives_the_uninterrupted_metrics(interrupted: Interrupted):
+    """``hf``: the very same floats; ``hf-prefix``: within 1e-6, as its data-parallel runs (the resumed run packs the
+    uncached requests' trees side by side with other trees than the uninterrupted run, which moves the last float
+    bits: measured 2e-8 on g_s)."""
+    one, two = interrupted.fresh.results, interrupted.resumed.results
+    tolerance = 0.0 if one["config"]["model"] == "hf" else 1e-6
     for task in TASKS:
-        one, two = interrupted.fresh.results, interrupted.resumed.results
         assert (
             two["n-samples"][task]
             == one["n-samples"][task]
             == {"original": one["n-samples"][task]["original"], "effective": LIMIT}
         )
-        assert assert_same_metrics(one["results"][task], two["results"][task], tolerance=0.0) >= 10, task
+        assert assert_same_metrics(one["results"][task], two["results"][task], tolerance=tolerance) >= 10, task
 
 
 def test_report_killed_while_writing_keeps_the_old_page_and_a_second_run_replaces_it(tmp_path: Path, capsys):

@@ -21,8 +21,8 @@ from lm_eval.models.huggingface import HFLM
 from lm_eval_runner import LmEvalRun, assert_same_metrics, free_port, run_lm_eval
 from local_tasks import GENERIC_DOCS, write_mc_task
 
-from lm_eval_stereo.models.hf_prefix import HFPrefixLM
-from lm_eval_stereo.models.prefix_tree import TokenRequest, pack_rows
+from lm_eval_stereo.models.hf_prefix import HFPrefixLM, batches
+from lm_eval_stereo.models.prefix_tree import TokenRequest, fill_rows, pack_rows
 from lm_eval_stereo.tasks.s_jsd.data import LANGUAGES as S_JSD_LANGUAGES
 from lm_eval_stereo.tasks.stereoset_multi.data import LANGUAGES as STEREOSET_LANGUAGES
 from lm_eval_stereo.tasks.stereotype_leakage.data import LANGUAGES as LEAKAGE_LANGUAGES
@@ -76,6 +76,54 @@ def test_unrelated_long_and_over_window_sequences_are_not_packed_together():
     assert len(rows) == 2 and all(row.is_chain for row in rows)
 
 
+def test_trees_side_by_side_restart_positions_and_see_only_their_own_ancestors():
+    trees = pack_rows(
+        [request(0, [1, 2, 3, 4, 5], 2), request(1, [1, 2, 3, 8, 9, 6], 1), request(2, [7, 8, 9], 1)],
+        64,
+        attention_cost=1 / 4,
+    )
+    assert [tree.tokens for tree in trees] == [[1, 2, 3, 4, 8, 9], [7, 8]]
+    rows = fill_rows(trees, width=8)
+    assert len(rows) == 1
+    row = rows[0]
+    assert row.tokens == [1, 2, 3, 4, 8, 9, 7, 8] and row.depths == [0, 1, 2, 3, 3, 4, 0, 1]
+    # the second tree's root (node 6) is nobody's descendant and sees nothing of the first tree
+    assert row.ends == [6, 6, 6, 4, 6, 6, 8, 8] and not row.is_chain
+    scored = {index: (nodes, tokens) for index, nodes, tokens in row.scored}
+    assert scored == {0: ([2, 3], [4, 5]), 1: ([5], [6]), 2: ([7], [9])}
+    # by default as wide as the longest tree: best fit, longest first, a tree never split
+    lengths = [len(t) for t in fill_rows([*trees, *pack_rows([request(3, [5, 6, 7, 8, 9, 1, 2], 1)], 64)])]
+    assert lengths == [6, 6, 2]
+    # a sliding-window model's over-window sequence stays alone, a plain chain
+    alone = pack_rows([request(0, [1, 2, 3, 4, 5], 1), request(1, [6, 7], 1)], 64, max_tree_depth=3)
+    assert [row.tokens for row in fill_rows(alone, max_tree_depth=3)] == [[1, 2, 3, 4], [6]]
+
+
+def forwarded_positions(rows: list, batch_size: int) -> int:
+    """Rows x padded width of every batch ``hf-prefix`` forwards ``rows`` in (longest first)."""
+    ordered = sorted(rows, key=lambda row: -len(row))
+    return sum(len(batch) * max(map(len, batch)) for batch in batches(ordered, batch_size))
+
+
+def test_filled_rows_forward_no_padding_but_their_unfilled_ends():
+    """Many trees of 5 to 121 nodes, 32 rows per forward: the rows hold every node once, and forward fewer positions
+    than one tree per row padded to its batch's longest (measured: 3,796 tokens in 3,909 positions, against 4,912)."""
+    generator = torch.Generator().manual_seed(0)
+    requests = []
+    for n in range(60):
+        context = torch.randint(10, 500, (int(torch.randint(3, 120, (1,), generator=generator)),), generator=generator)
+        for k in range(3):
+            requests.append(request(len(requests), [*context.tolist(), 600 + n, 700 + k], 1))
+    trees = pack_rows(requests, 256, attention_cost=1 / 64)
+    rows = fill_rows(trees)
+    tokens = sum(len(tree) for tree in trees)
+    assert sum(len(row) for row in rows) == tokens
+    assert all(len(row) <= max(len(tree) for tree in trees) for row in rows)
+    assert sorted(i for row in rows for i, _, _ in row.scored) == list(range(len(requests)))
+    filled, one_tree_per_row = forwarded_positions(rows, 32), forwarded_positions(trees, 32)
+    assert filled < 1.05 * tokens and one_tree_per_row > 1.25 * tokens, (tokens, filled, one_tree_per_row)
+
+
 # --- loglikelihood() against HFLM -------------------------------------------------------------------------------------
 
 CONTEXT = "Der Schachspieler war asiatisch. Viele Menschen leben in Äthiopien."
@@ -127,7 +175,11 @@ def test_loglikelihood_equals_hflm(models, batch_size):
     instances = [Instance("loglikelihood", {}, pair, n) for n, pair in enumerate(PAIRS)]
     prefix = models["prefix", batch_size]
     assert prefix.prefix_fallback_reason is None
-    assert_same(models["hf", batch_size].loglikelihood(instances), prefix.loglikelihood(instances))
+    expected = models["hf", batch_size].loglikelihood(instances)
+    assert_same(expected, prefix.loglikelihood(instances))
+    # another order (packing sorts the requests), and every other request (other trees side by side): the same numbers
+    assert_same(expected[::-1], prefix.loglikelihood(instances[::-1]))
+    assert_same(expected[::2], prefix.loglikelihood(instances[::2]))
     windows = prefix.token_requests([(None, *prefix._encode_pair(*pair)) for pair in PAIRS if pair[0]])
     assert any(len(w.window) == prefix.max_length + 1 for w in windows), "no request was truncated"
 
@@ -217,10 +269,12 @@ def runs(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[st
     launch = ["launch", "--cpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no"]
     launch += ["--dynamo_backend", "no", "--main_process_port", str(free_port()), "-m", "lm_eval"]
     args = lm_eval_args("hf-prefix", tiny_causal, tasks, "auto", include)
+    one_row = [*lm_eval_args("hf-prefix", tiny_causal, tasks, "1", include), "--device", "cpu"]
     return {
         "hf": hf,
         "prefix": run_lm_eval(launch + args, tmp_path_factory.mktemp("prefix"), executable="accelerate"),
         "prefix_single": run_lm_eval([*args, "--device", "cpu"], tmp_path_factory.mktemp("prefix_single")),
+        "prefix_one_row": run_lm_eval(one_row, tmp_path_factory.mktemp("prefix_one_row")),
     }
 
 
@@ -234,14 +288,56 @@ def per_request(run: LmEvalRun, task: str) -> dict[tuple[int, int], tuple[float,
     return values
 
 
+def flagged_candidates(run: LmEvalRun, task: str) -> set[tuple[int, int]]:
+    """(doc_id, candidate index) of the StereoSet intrasentence candidates whose reference tokens lm_eval's string
+    split cannot say under ``hf`` (``boundaries_kept: False``): ``hf-prefix`` scores their reference tokens instead."""
+    return {
+        (sample["doc_id"], c)
+        for sample in run.samples[task]
+        for c, candidate in enumerate(sample["lms"]["candidates"])
+        if not candidate.get("boundaries_kept", True)
+    }
+
+
+@pytest.mark.parametrize("prefix_run", ["prefix", "prefix_one_row"])
 @pytest.mark.parametrize("task", [*SUITE_TASKS, GENERIC_TASK])
-def test_lm_eval_samples_equal_hf(runs, task):
-    """Every request of the task: same log-likelihood (within 1e-4) and greedy flag, all documents gathered."""
-    assert runs["prefix"].results["n-samples"][task] == runs["hf"].results["n-samples"][task]
-    expected, actual = per_request(runs["hf"], task), per_request(runs["prefix"], task)
+def test_lm_eval_samples_equal_hf(runs, task, prefix_run):
+    """Every request of the task: same log-likelihood (within 1e-4) and greedy flag as ``hf`` (batch size 4), all
+    documents gathered, whether ``hf-prefix`` packs as many rows per forward as fit (``auto``, 2 processes: each its
+    own share of the requests, in its own order) or forwards one row at a time; but the documents with a candidate
+    whose reference tokens strings cannot say, which ``hf-prefix`` scores exactly (checked against the reference
+    below)."""
+    assert runs[prefix_run].results["n-samples"][task] == runs["hf"].results["n-samples"][task]
+    expected, actual = per_request(runs["hf"], task), per_request(runs[prefix_run], task)
     assert expected and expected.keys() == actual.keys()
+    exact = {doc for doc, _ in flagged_candidates(runs["hf"], task)} if task.startswith("stereoset") else set()
     for key, (ll, greedy) in expected.items():
-        assert abs(actual[key][0] - ll) <= TOLERANCE and actual[key][1] == greedy, (task, key)
+        if key[0] not in exact:
+            assert abs(actual[key][0] - ll) <= TOLERANCE and actual[key][1] == greedy, (task, key, prefix_run)
+
+
+def test_byte_start_candidates_are_the_reference_s_tokens_under_hf_prefix(runs, tiny_causal):
+    """StereoSet intrasentence candidates whose first token is one byte of a character: counted under ``hf``; under
+    ``hf-prefix`` (2 processes) none is counted and each scores as the plain reference loop (within 1e-4)."""
+    from stereoset_reference import reference_intrasentence
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_causal, dtype=torch.float32).eval()
+    tokenizer = AutoTokenizer.from_pretrained(tiny_causal)
+    checked = 0
+    for lang in STEREOSET_LANGUAGES:
+        task = f"stereoset_multi_{lang}"
+        flagged = flagged_candidates(runs["hf"], task)
+        assert runs["hf"].metric(task, "boundary_mismatches") == len(flagged)
+        assert runs["prefix"].metric(task, "boundary_mismatches") == 0
+        for sample in runs["prefix"].samples[task]:
+            for c, candidate in enumerate(sample["lms"]["candidates"]):
+                if (sample["doc_id"], c) in flagged:
+                    sentence = sample["doc"][f"c{c + 1}_sentence"]
+                    reference = reference_intrasentence(model, tokenizer, sentence)
+                    assert candidate["boundaries_kept"] and abs(candidate["score"] - reference) <= TOLERANCE
+                    checked += 1
+    assert checked >= 1
 
 
 @pytest.mark.parametrize("task", [*SUITE_TASKS, GENERIC_TASK])

@@ -193,6 +193,7 @@ from real_model_parity import (  # noqa: E402, F401
     test_a_real_model_scores_far_above_random_weights,
     test_byte_start_candidates_are_exactly_the_counted_boundary_mismatches,
     test_eurogest_equals_the_reference_on_smollm2,
+    test_eurogest_greek_under_hf_prefix_is_the_reference_s_tokens,
     test_every_candidate_with_kept_boundaries_equals_the_reference,
     test_gest_en_equals_the_reference_on_smollm2,
     test_hf_prefix_with_another_prefix_token_scores_the_same,

@@ -184,10 +184,14 @@ def test_first_token_split_marks_boundaries_the_harness_cannot_keep(tiny_causal)
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_causal))
     kept = intra_scoring.first_token_split(tokenizer, "The woman is kind.")
     assert kept == intra_scoring.Split((("", "The"), ("The", " woman is kind.")), True)
-    # "Ω" is two byte-level tokens here: its first byte alone is no text, so the split keeps the whole character
+    # "Ω" is two byte-level tokens here: its first byte alone is no text, so the split keeps the whole character;
+    # the requests also carry the reference's tokens (the first byte after the prefix token, the rest after it)
     assert len(tokenizer.encode("Ω", add_special_tokens=False)) == 2
-    assert intra_scoring.first_token_split(tokenizer, "Ω is a letter.") == intra_scoring.Split(
-        (("", "Ω"), ("Ω", " is a letter.")), False
-    )
+    ids = tuple(tokenizer.encode("Ω is a letter.", add_special_tokens=False))
+    split = intra_scoring.first_token_split(tokenizer, "Ω is a letter.")
+    assert split.requests == (("", "Ω"), ("Ω", " is a letter.")) and not split.boundaries_kept
+    assert split.references == (((tokenizer.bos_token_id,), ids[:1]), (ids[:1], ids[1:]))
+    start = intra_scoring.first_token_split(tokenizer, "Ω is a letter.", "<|endoftext|>").references[0]
+    assert start == ((tokenizer.convert_tokens_to_ids("<|endoftext|>"),), ids[:1])
     # a one-token sentence has no rest to condition on the first token: scored whole, counted
     assert intra_scoring.first_token_split(tokenizer, "The") == intra_scoring.Split((("", "The"),), False)

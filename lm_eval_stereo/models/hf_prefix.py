@@ -5,11 +5,18 @@ token, ``batch_size`` incl. ``auto``/``auto:N``, ``accelerate launch``, ``loglik
 with one method replaced: ``_loglikelihood_tokens`` for ``loglikelihood`` requests. Each request keeps HFLM's left
 truncation (``(context + continuation)[-(max_length + 1):]``); the requests' input sequences are packed into prefix
 trees (:mod:`lm_eval_stereo.models.prefix_tree`): a context is forwarded once for all its continuations, and so is any
-longer shared prefix. A tree row is forwarded with a 4D attention mask (each token sees its ancestors) and position
-ids = depth; a row without branching is forwarded like HFLM does (no mask). Rows are sorted longest first and batched:
-at most ``batch_size`` rows per forward, none shorter than half the first (``auto``: the largest batch of the longest
-row that fits). Only the scored positions go through the output projection and the log-softmax. Log-likelihood = sum of the continuation tokens' log-softmax;
+longer shared prefix. The trees are then laid side by side into rows as wide as the longest tree (``fill_rows``), so
+that rows need no padding but at their unfilled ends. A row is forwarded with a 4D attention mask (each token sees its
+own tree's ancestors and itself) and position ids = depth in its tree; a row that is one plain sequence is forwarded
+like HFLM does (no mask). Rows are sorted longest first and batched: at most ``batch_size`` rows per forward, none
+shorter than half the first (``auto``: the largest batch of the longest row that fits). Only the scored positions go
+through the output projection and the log-softmax. Log-likelihood = sum of the continuation tokens' log-softmax;
 greedy = every continuation token is the arg-max, as in HFLM.
+
+Token-exact requests: ``loglikelihood`` scores a request's ``reference_tokens`` (an optional field a task sets where
+it knows the reference's token split, :mod:`lm_eval_stereo.core.token_split`) instead of lm_eval's split of its
+strings, where those ids are this model's encoding of the request's text; such answers are ``ReferenceTokensAnswer``s,
+so the task flags no token boundary for them. The plain-path fallback below scores them too.
 
 Why packing and not a reused KV cache: both were prototyped on the bench model (GPT-2 shape, 8 layers, width 512, CPU,
 batch 32) over stereoset_multi + gest_en + gerbbq_mc (20 documents per task, 500 requests) and timed in one run against
@@ -20,7 +27,9 @@ needs no cache API (which changes across transformers versions) and extends to p
 
 Fallback: a model this cannot serve is scored by the plain HFLM path, with one log line saying why: a non-causal
 (seq2seq) backend, flash attention (takes no 4D mask), a forward without ``attention_mask``/``position_ids``, or a
-start-up probe (three requests sharing a context, scored both ways) that fails or disagrees.
+start-up probe (five requests in two trees, three sharing one context and two another, packed into one row and scored
+both ways) that fails or disagrees. GPT-2 and Llama-style models (SmolLM2) of the installed transformers take the 4D
+float mask and the restarting position ids (tests/test_hf_prefix.py); BLOOM (ALiBi, no position ids) falls back.
 """
 
 from __future__ import annotations
@@ -32,19 +41,27 @@ from collections.abc import Iterator, Sequence
 import torch
 import torch.nn.functional as F
 from accelerate import find_executable_batch_size
+from lm_eval.api.instance import Instance
 from lm_eval.models.huggingface import HFLM
 from lm_eval.models.utils_hf import clear_torch_cache
 from tqdm import tqdm
 
-from lm_eval_stereo.models.prefix_tree import Row, TokenRequest, pack_rows, truncate
+from lm_eval_stereo.core.token_split import ReferenceTokensAnswer, TokenSplit, reference_tokens_of
+from lm_eval_stereo.models.prefix_tree import Row, TokenRequest, fill_rows, pack_rows, truncate
 
 eval_logger = logging.getLogger(__name__)
 
 #: (cache key, context tokens, continuation tokens): what lm_eval hands ``_loglikelihood_tokens``
 EncodedRequest = tuple[tuple[str, str] | None, list[int], list[int]]
 
-PROBE_CONTEXT = "Once upon a time a quick brown fox jumped over the lazy dog, and then"
-PROBE_CONTINUATIONS = (" it ran away into the dark forest.", " it slept.", " the dog barked at the fox all night long.")
+#: two contexts and their continuations: two trees in one row (positions restart, neither sees the other)
+PROBE = (
+    (
+        "Once upon a time a quick brown fox jumped over the lazy dog, and then",
+        (" it ran away into the dark forest.", " it slept.", " the dog barked at the fox all night long."),
+    ),
+    ("Kontext: Ein Mann und eine Frau sprechen über das Wetter.", (" Es regnet.", " Die Sonne scheint heute.")),
+)
 
 
 def takes_boolean_logits_to_keep(model: torch.nn.Module) -> bool:
@@ -76,6 +93,8 @@ class HFPrefixLM(HFLM):
     """HFLM whose ``loglikelihood`` forwards every shared prefix (context) once; see the module docstring."""
 
     def __init__(self, *args, **kwargs) -> None:
+        #: the ``reference_tokens`` of the requests ``loglikelihood`` is scoring (None outside it)
+        self._reference_splits: list[TokenSplit | None] | None = None
         super().__init__(*args, **kwargs)
         self._takes_logits_to_keep = takes_boolean_logits_to_keep(self.model)
         self.prefix_fallback_reason = self._unsupported_reason()
@@ -99,15 +118,19 @@ class HFPrefixLM(HFLM):
         return self._probe()
 
     def _probe(self) -> str | None:
-        """Score three requests sharing a context as one tree row and plainly; a difference beyond float noise (or an
-        error) disables packing."""
-        probe = []
-        for continuation in PROBE_CONTINUATIONS:
-            context_enc, continuation_enc = self._encode_pair(PROBE_CONTEXT, continuation)
-            probe.append((None, context_enc, continuation_enc))
+        """Score two trees of requests (:data:`PROBE`) packed into one row and plainly; a difference beyond float noise
+        (or an error) disables packing."""
+        probe = [
+            (None, *self._encode_pair(context, continuation))
+            for context, continuations in PROBE
+            for continuation in continuations
+        ]
         try:
-            tree = pack_rows(self.token_requests(probe), self.max_length)  # packs whatever is shared: one tree row
-            packed = [answer for _, answer in sorted(self._score_batch(tree))]
+            trees = pack_rows(self.token_requests(probe), self.max_length)  # packs whatever is shared: two trees
+            rows = fill_rows(trees, width=sum(len(tree) for tree in trees))
+            if len(rows) != 1:
+                return "the probe's two trees do not fit one row"
+            packed = [answer for _, answer in sorted(self._score_batch(rows))]
             plain = super()._loglikelihood_tokens(probe, disable_tqdm=True, override_bs=len(probe))
         except Exception as exc:  # noqa: BLE001 - any failure means: use the plain path
             return f"the packed probe failed ({type(exc).__name__}: {exc})"
@@ -129,12 +152,24 @@ class HFPrefixLM(HFLM):
         return min(spans) if spans else None
 
     def pack(self, requests: Sequence[TokenRequest]) -> list[Row]:
-        """The model's rows: at most ``max_length`` nodes, attention cost ``1 / hidden size``."""
+        """The model's rows: prefix trees of at most ``max_length`` nodes (attention cost ``1 / hidden size``) laid side
+        by side into rows as wide as the longest."""
         config = getattr(self.model.config, "text_config", None) or self.model.config
         hidden = getattr(config, "hidden_size", None) or 1024
-        return pack_rows(requests, self.max_length, self.max_tree_depth, attention_cost=1 / hidden)
+        trees = pack_rows(requests, self.max_length, self.max_tree_depth, attention_cost=1 / hidden)
+        return fill_rows(trees, self.max_tree_depth)
 
     # --- scoring -----------------------------------------------------------------------------------------------------
+
+    def loglikelihood(self, requests: list[Instance], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
+        r"""HFLM's ``loglikelihood`` (lm_eval's encoding of each string pair), scoring a request's ``reference_tokens``
+        (:mod:`lm_eval_stereo.core.token_split`) instead where they are that encoding up to the reference's cut; those
+        answers are :class:`ReferenceTokensAnswer`\ s."""
+        self._reference_splits = [reference_tokens_of(request) for request in requests]
+        try:
+            return super().loglikelihood(requests, disable_tqdm=disable_tqdm)
+        finally:
+            self._reference_splits = None
 
     def _loglikelihood_tokens(
         self,
@@ -142,13 +177,54 @@ class HFPrefixLM(HFLM):
         disable_tqdm: bool = False,
         override_bs: int | None = None,
     ) -> list[tuple[float, bool]]:
-        """Packed prefix trees for ``loglikelihood``; HFLM's own path for rolling windows and unsupported models.
+        """Packed prefix trees for ``loglikelihood``; HFLM's own path for rolling windows and unsupported models (both
+        score the reference's tokens where ``loglikelihood`` was handed them).
 
         HFLM's ``loglikelihood_rolling`` is the only caller passing ``override_bs``: it is delegated unchanged.
         """
+        splits = self._reference_splits
+        exact: set[int] = set()
+        if override_bs is None and splits is not None and len(splits) == len(requests):
+            requests, exact = self.with_reference_tokens(requests, splits)
         if self.prefix_fallback_reason or override_bs is not None:
-            return super()._loglikelihood_tokens(requests, disable_tqdm=disable_tqdm, override_bs=override_bs)
-        return self._prefix_loglikelihood(requests, disable_tqdm=disable_tqdm)
+            answers = super()._loglikelihood_tokens(requests, disable_tqdm=disable_tqdm, override_bs=override_bs)
+        else:
+            answers = self._prefix_loglikelihood(requests, disable_tqdm=disable_tqdm)
+        return [ReferenceTokensAnswer(answer) if n in exact else answer for n, answer in enumerate(answers)]
+
+    def with_reference_tokens(
+        self, requests: list[EncodedRequest], splits: Sequence[TokenSplit | None]
+    ) -> tuple[list[EncodedRequest], set[int]]:
+        """``requests`` with each given reference split in place of lm_eval's, and the indices replaced.
+
+        A split is used when its context and continuation ids, joined, are the start of this model's ids of the whole
+        text (``tok_encode(context + continuation)``, as lm_eval encodes it before cutting off the context; an empty
+        context: the prefix token, then the continuation): the same tokenizer cut elsewhere, never other text. The
+        others keep lm_eval's split, counted in one warning.
+        """
+        out, exact, refused = list(requests), set(), 0
+        for n, ((key, context, continuation), split) in enumerate(zip(requests, splits)):
+            if split is None:
+                continue
+            reference_context, reference_continuation = split
+            text_context, text_continuation = key if key is not None else ("", "")
+            if text_context:
+                whole = tuple(self.tok_encode(text_context + text_continuation))
+            else:
+                whole = (*context, *continuation)
+            joined = (*reference_context, *reference_continuation)
+            if reference_context and reference_continuation and whole[: len(joined)] == joined:
+                out[n] = (key, list(reference_context), list(reference_continuation))
+                exact.add(n)
+            else:
+                refused += 1
+        if refused:
+            eval_logger.warning(
+                "hf-prefix: %d request(s) carry reference tokens that are not this model's encoding of their text "
+                "(another tokenizer, or add_bos_token differs): scored as lm_eval splits their strings",
+                refused,
+            )
+        return out, exact
 
     def token_requests(self, requests: Sequence[EncodedRequest]) -> list[TokenRequest]:
         """HFLM's checks and left truncation of each (context, continuation) token pair."""

@@ -16,10 +16,17 @@ add about ``4 W d`` to the dense (masked) attention, so the break-even is ``W * 
 ``attention_cost = 1 / d``, counting attention 3x for its lower efficiency. Unrelated sequences that share only a BOS
 token therefore stay in rows of their own. A sequence longer than ``max_tree_depth`` (a sliding-window model's
 window) is always alone in a row, forwarded unmasked exactly like lm_eval's ``hf`` does.
+
+Rows without padding (:func:`fill_rows`): the trees are then laid side by side into rows, longest first, best fit,
+the rows as wide as the longest tree (trees under a quarter of it fill the wide rows' gaps, then narrower rows). Each tree keeps its pre-order numbering shifted by its offset in the row and its
+positions (depths) restart at 0, so "``k <= q < end[k]``" still says exactly "``k`` is an ancestor-or-self of ``q``":
+a node never sees another tree's nodes. The forwarded positions then equal the forwarded tokens but for the unfilled
+ends of the rows (the fewer, the more trees there are).
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -88,6 +95,16 @@ class Row:
                 self.ends[parent] = max(self.ends[parent], self.ends[node])
         return self
 
+    def append_tree(self, tree: Row) -> None:
+        """Lay the finished ``tree`` after this row's nodes: its node numbers shift by the row's length, its depths
+        (positions) and its roots (no parent) stay."""
+        offset = len(self.tokens)
+        self.tokens += tree.tokens
+        self.depths += tree.depths
+        self.ends += [end + offset for end in tree.ends]
+        self._parents += [parent + offset if parent >= 0 else -1 for parent in tree._parents]
+        self.scored += [(index, [node + offset for node in nodes], tokens) for index, nodes, tokens in tree.scored]
+
 
 def truncate(encoded: Sequence[tuple[Sequence[int], Sequence[int]]], max_length: int) -> list[TokenRequest]:
     """lm_eval ``hf``'s checks and left truncation of (context, continuation) token pairs."""
@@ -137,3 +154,42 @@ def pack_rows(
         if alone:
             current = None
     return [row.finish() for row in rows]
+
+
+#: a new row is as wide as the tree that opens it, unless that tree is longer than ``1 / WIDTH_SPAN`` of the rows
+#: opened so far: then the row takes their width
+WIDTH_SPAN = 4
+
+
+def fill_rows(trees: Sequence[Row], max_tree_depth: int | None = None, width: int | None = None) -> list[Row]:
+    """Lay ``trees`` side by side into rows (see the module docstring): longest first, each tree into the fullest row
+    it fits (best fit), else into a new row.
+
+    A new row is as wide as the rows opened before it while its tree is longer than a quarter of that
+    (:data:`WIDTH_SPAN`), else as wide as its tree: short trees fill the gaps of wide rows (positions forwarded anyway)
+    but never open one, so that a short tree does not pay for attention over a far wider row (the mask is dense).
+    ``width`` makes every row that wide (at least the longest tree's). A tree deeper than ``max_tree_depth`` (a
+    sliding-window model's window) stays alone in its row.
+    """
+    rows: list[Row] = []
+    free: list[tuple[int, int]] = []  # (free nodes, row number) of the rows with room left, sorted
+    row_width = 0
+    for tree in sorted(trees, key=lambda tree: -len(tree)):
+        if max_tree_depth is not None and max(tree.depths) >= max_tree_depth:
+            rows.append(tree)
+            continue
+        slot = bisect.bisect_left(free, (len(tree), -1))
+        if slot < len(free):
+            room, number = free.pop(slot)
+        else:
+            if width:
+                row_width = max(width, len(tree), row_width)
+            elif WIDTH_SPAN * len(tree) <= row_width or not row_width:
+                row_width = len(tree)
+            rows.append(Row())
+            number, room = len(rows) - 1, row_width
+        rows[number].append_tree(tree)
+        room -= len(tree)
+        if room:
+            bisect.insort(free, (room, number))
+    return rows

@@ -226,12 +226,14 @@ def summary_tables(report: Report) -> list[Table]:
 
 
 def task_tables(report: Report, task: str) -> list[Table]:
-    """One row per model: its headline metrics with CIs, then items and the bookkeeping counts (split)."""
+    """One row per model: its headline metrics with CIs, then items, the bookkeeping counts and the backend whose run
+    they come from (``hf`` and ``hf-prefix`` runs of one model share a row, but only ``hf-prefix`` scores the
+    reference's tokens where strings cannot say them) (split)."""
     cells = report.task_cells(task)
     headlines = list(dict.fromkeys(name for cell in cells for name in cell.headlines))
     counts = [entry.name for entry in BOOKKEEPING if any(entry.name in cell.counts for cell in cells)]
     headers = ["model", *(metric_header(name, report.ideal(task, name)) for name in headlines), "items"]
-    headers += [metric_header(name, report.ideal(task, name)) for name in counts]
+    headers += [*(metric_header(name, report.ideal(task, name)) for name in counts), "backend"]
     rows = []
     for cell in cells:
         items = cell.items
@@ -241,7 +243,7 @@ def task_tables(report: Report, task: str) -> list[Table]:
             format_estimate(cell.estimate(name), cell.ideal(name)) if name in cell.values else "" for name in headlines
         ]
         row += [shown_items, *(format_value(cell.counts[name]) if name in cell.counts else "" for name in counts)]
-        rows.append(row)
+        rows.append([*row, cell.run.model])
     return split(Table(task, headers, rows))
 
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from lm_eval_stereo.core.token_split import TokenSplit, token_split
+
 
 def reference_start(tokens_m: list[Any], tokens_f: list[Any], whole_sequence: bool = False) -> int:
     """The reference's ``start`` (an index into ``lp``, possibly negative)."""
@@ -45,12 +47,14 @@ def first_scored(start: int, length: int) -> int:
 class Request:
     """One version's lm_eval request: ``scored``, the number of tokens lm_eval scores (the divisor of the mean);
     ``kept``: they are exactly the reference's tokens (where not, e.g. a first differing token that starts inside a
-    character, lm_eval also scores the tokens back to the character's start, which both versions share)."""
+    character, lm_eval also scores the tokens back to the character's start, which both versions share);
+    ``reference``: the reference's context and scored token ids (None: nothing to score)."""
 
     context: str
     continuation: str
     scored: int
     kept: bool
+    reference: TokenSplit | None = None
 
 
 def _lm_eval_split(tokenizer: Any, context: str, continuation: str, add_special_tokens: bool) -> list[list[int]]:
@@ -80,7 +84,8 @@ def request(tokenizer: Any, text: str, start: int, add_special_tokens: bool = Fa
     cut = offsets[k][0]
     context, continuation = text[:cut], text[cut:]
     head, tail = _lm_eval_split(tokenizer, context, continuation, add_special_tokens)
-    return Request(context, continuation, len(tail), head == ids[:k] and tail == ids[k:])
+    reference = token_split(ids[:k], ids[k:])
+    return Request(context, continuation, len(tail), head == ids[:k] and tail == ids[k:], reference)
 
 
 def requests(

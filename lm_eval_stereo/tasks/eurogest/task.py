@@ -4,8 +4,10 @@ Each version is scored from the reference's start (``split.py``): the request's 
 scored token and its continuation the rest, so lm_eval's log-likelihood is the sum of the reference's scored token
 log-probabilities; normalised (the default) it is divided by their number. The two versions share their context up to
 the first differing token, which ``hf-prefix`` forwards once. The split is made per document with the evaluated
-model's tokenizer (``tokenizer=`` or ``pretrained=`` model argument); a sentence whose request lm_eval
-would encode with another split is scored as lm_eval scores it and flagged (``boundary_mismatch``).
+model's tokenizer (``tokenizer=`` or ``pretrained=`` model argument). Each request also carries the reference's
+token split (:class:`~lm_eval_stereo.core.token_split.TokenSplitInstance`): ``hf-prefix`` scores exactly those tokens;
+other backends read the strings. A sentence whose strings lm_eval would encode with another split, and whose tokens the
+backend did not score, is scored as lm_eval scores it and flagged (``boundary_mismatch``).
 """
 
 from __future__ import annotations
@@ -13,11 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 import datasets
-from lm_eval.api.instance import Instance
 
 from lm_eval_stereo.core.metrics import MetricSet
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer, tokenizer_name
 from lm_eval_stereo.core.summary import SummaryTask
+from lm_eval_stereo.core.token_split import TokenSplitInstance, scored_reference_tokens
 from lm_eval_stereo.core.values import flag
 from lm_eval_stereo.tasks.eurogest.data import interleaved, language_name, load_rows
 from lm_eval_stereo.tasks.eurogest.metrics import masculine_ratio, metric_set
@@ -62,21 +64,30 @@ class EuroGestTask(SummaryTask):
         whole = self.options["eurogest_whole_sequence"]
         return requests(load_tokenizer(metadata), doc["masculine"], doc["feminine"], whole, add_bos)
 
-    def construct_requests(self, doc: dict[str, Any], ctx: str, **kwargs: Any) -> list[Instance]:
+    def construct_requests(self, doc: dict[str, Any], ctx: str, **kwargs: Any) -> list[TokenSplitInstance]:
         kwargs.pop("apply_chat_template", None)
         kwargs.pop("chat_template", None)
         return [
-            Instance(request_type="loglikelihood", doc=doc, arguments=(r.context, r.continuation), idx=i, **kwargs)
+            TokenSplitInstance(
+                request_type="loglikelihood",
+                doc=doc,
+                arguments=(r.context, r.continuation),
+                idx=i,
+                reference_tokens=r.reference,
+                **kwargs,
+            )
             for i, r in enumerate(self.requests(doc))
         ]
 
     def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
         pair = self.requests(doc)
         scored = all(request.scored for request in pair)
+        exact = [scored_reference_tokens(result) for result in results]
         lps = {}
-        for side, request, result in zip(SIDES, pair, results):
+        for side, request, result, tokens_scored in zip(SIDES, pair, results, exact):
             total = float(result[0])
-            lps[side] = total / request.scored if self.options["eurogest_normalisation"] and scored else total
+            count = len(request.reference[1]) if tokens_scored and request.reference else request.scored
+            lps[side] = total / count if self.options["eurogest_normalisation"] and scored else total
         return {
             "id": doc["id"],
             "stereotype": doc["stereotype"],
@@ -85,5 +96,5 @@ class EuroGestTask(SummaryTask):
             "lp_f": lps["f"],
             "masculine_ratio": masculine_ratio(lps["m"], lps["f"]) if scored else None,
             "scored": scored,
-            "boundary_mismatch": not all(request.kept for request in pair),
+            "boundary_mismatch": not all(request.kept or tokens for request, tokens in zip(pair, exact)),
         }

@@ -14,9 +14,11 @@ log-likelihood requests that is two requests per candidate:
 - ``(first, rest)``: the remaining tokens given the first one.
 
 ``first`` is the text of the sentence's first token in the evaluated model's tokenizer. The split reproduces the
-reference's tokens when lm_eval re-encodes ``first`` as exactly that one token; candidates where it does not (e.g. a
-first token that is part of a multi-byte character) are still scored with the split, and counted. A sentence whose
-first token cannot be a context (it is whitespace, or the whole sentence) is scored as ``("", sentence)`` and counted.
+reference's tokens when lm_eval re-encodes ``first`` as exactly that one token. Where it does not (a first token that
+is part of a multi-byte character), both requests also carry the reference's token split (``references``, see
+:mod:`lm_eval_stereo.core.token_split`): ``hf-prefix`` scores exactly those tokens; other backends score the strings,
+and the candidate is counted. A sentence whose first token cannot be a context (it is whitespace, or the whole
+sentence) is scored as ``("", sentence)`` and counted.
 
 ``bos`` (the scoring of task version 1.0) scores the whole sentence after the prefix token: ``("", sentence)``.
 """
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer, tokenizer_name
+from lm_eval_stereo.core.token_split import TokenSplit, token_split
 
 logger = logging.getLogger(__name__)
 
@@ -43,11 +46,16 @@ Request = tuple[str, str]
 
 @dataclass(frozen=True)
 class Split:
-    """The log-likelihood requests scoring one sentence (their log-likelihoods are summed) and whether the reference's
-    token boundaries survive them."""
+    """The log-likelihood requests scoring one sentence (their log-likelihoods are summed), whether the reference's
+    token boundaries survive them, and per request the reference's token split where they do not (else None)."""
 
     requests: tuple[Request, ...]
     boundaries_kept: bool
+    references: tuple[TokenSplit | None, ...] = ()
+
+    def reference(self, n: int) -> TokenSplit | None:
+        """The token split of request ``n`` (None: its strings are the reference's tokens, or none is known)."""
+        return self.references[n] if n < len(self.references) else None
 
 
 def whole_sentence(sentence: str, boundaries_kept: bool = True, start: str = "") -> Split:
@@ -77,7 +85,16 @@ def first_token_split(tokenizer: Any, sentence: str, start: str = "") -> Split:
     if not first.strip() or first != first.rstrip() or not rest:
         return whole_sentence(sentence, boundaries_kept=False, start=start)
     kept = tokenizer.encode(first, add_special_tokens=False) == ids[:1]
-    return Split(((start, first), (first, rest)), kept)
+    if kept:
+        return Split(((start, first), (first, rest)), kept)
+    start_ids = tokenizer.encode(start, add_special_tokens=False) if start else [_prefix_token(tokenizer)]
+    references = (token_split(start_ids, ids[:1]), token_split(ids[:1], ids[1:]))
+    return Split(((start, first), (first, rest)), kept, references)
+
+
+def _prefix_token(tokenizer: Any) -> int:
+    """lm_eval ``hf``'s prefix token of an empty context: BOS, else EOS."""
+    return tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
 
 
 class IntraScoring:

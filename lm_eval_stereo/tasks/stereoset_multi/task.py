@@ -25,6 +25,7 @@ import datasets
 from lm_eval.api.instance import Instance
 
 from lm_eval_stereo.core.summary import SummaryTask
+from lm_eval_stereo.core.token_split import TokenSplitInstance, scored_reference_tokens
 from lm_eval_stereo.tasks.stereoset_multi import intra_scoring, normalization
 from lm_eval_stereo.tasks.stereoset_multi.data import load_rows
 from lm_eval_stereo.tasks.stereoset_multi.metrics import CANDIDATES, METRICS
@@ -97,23 +98,32 @@ class StereoSetTask(SummaryTask):
             return super().construct_requests(doc, ctx, **kwargs)
         kwargs.pop("apply_chat_template", None)
         kwargs.pop("chat_template", None)
-        arguments = [request for requests in self._requests(doc) for request in requests]
+        splits = [self.intra.split(doc[f"c{c}_sentence"]) for c in CANDIDATES]
+        arguments = [(request, split.reference(n)) for split in splits for n, request in enumerate(split.requests)]
         return [
-            Instance(request_type="loglikelihood", doc=doc, arguments=argument, idx=i, **kwargs)
-            for i, argument in enumerate(arguments)
+            TokenSplitInstance(
+                request_type="loglikelihood", doc=doc, arguments=argument, idx=i, reference_tokens=tokens, **kwargs
+            )
+            for i, (argument, tokens) in enumerate(arguments)
         ]
 
     def item(self, doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, Any]:
-        responses = iter(float(result[0]) for result in results)
+        """Candidate scores; an intrasentence candidate keeps the reference's boundaries where its strings do, or where
+        the backend scored the reference's tokens (``hf-prefix``; the units are the same tokens either way: the first
+        token, then the rest)."""
+        responses = iter(results)
         scores, details = [], []
         for requests in self._requests(doc):
-            loglik = sum(next(responses) for _ in requests)
+            answers = [next(responses) for _ in requests]
+            loglik = sum(float(answer[0]) for answer in answers)
             units = self.normalizer.count_requests(requests)
             scores.append(loglik / units)
-            details.append({"loglik": loglik, "units": units})
+            details.append({"loglik": loglik, "units": units, "exact": all(map(scored_reference_tokens, answers))})
         intra = None
         if doc["test"] == "intrasentence":
             intra = self.intra.description
             for extra, c in zip(details, CANDIDATES):
-                extra["boundaries_kept"] = self.intra.split(doc[f"c{c}_sentence"]).boundaries_kept
+                extra["boundaries_kept"] = self.intra.split(doc[f"c{c}_sentence"]).boundaries_kept or extra["exact"]
+        for extra in details:
+            del extra["exact"]
         return item_from_scores(doc, scores, details, self.normalizer.description, intra)
