@@ -14,14 +14,31 @@ its members, each member's figure recomputed on its own resample and weighted as
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lm_eval_stereo.core.bootstrap import DEFAULT_SEED, bootstrap
 from lm_eval_stereo.core.metrics import UNDEFINED_SUFFIX, MetricSet
 from lm_eval_stereo.results.samples import NO_SAMPLES, Logged, Recomputed
 
 if TYPE_CHECKING:
-    from lm_eval_stereo.results.run import Run
+    from lm_eval_stereo.core.registry import LmEvalTasks
+    from lm_eval_stereo.results.declarations import Declaration
+
+
+class Run(Protocol):
+    """What the recomputation reads of a run (:class:`lm_eval_stereo.results.run.Run`, which imports this module)."""
+
+    def declaration(self, task: str) -> Declaration | None: ...
+
+    def items(self, task: str) -> tuple[int, int] | None: ...
+
+    def lm_eval_declared(self, task: str) -> LmEvalTasks | None: ...
+
+    def logged(self, task: str) -> Logged: ...
+
+    def members(self, task: str) -> tuple[str, ...]: ...
+
+    def raw_metrics(self, task: str) -> tuple[dict[str, Any], dict[str, Any]]: ...
 
 #: how far a recomputed figure may be from lm_eval's (floating-point noise of a different summation order only)
 SAME_TOLERANCE = 1e-9

@@ -165,8 +165,6 @@ class Run:
     def lm_eval_declared(self, task: str) -> LmEvalTasks | None:
         """Where ``task`` is one of lm_eval's own tasks or groups that a benchmark declares
         (:class:`~lm_eval_stereo.core.registry.LmEvalTasks`, found by its lm_eval name), that declaration; else None."""
-        import lm_eval_stereo.tasks  # noqa: F401  (registers the benchmarks)
-
         if "metric_set" in self.metadata(task):
             return None
         found = registry.lm_eval_task(task)
