@@ -40,6 +40,7 @@ class Run(Protocol):
 
     def raw_metrics(self, task: str) -> tuple[dict[str, Any], dict[str, Any]]: ...
 
+
 #: how far a recomputed figure may be from lm_eval's (floating-point noise of a different summation order only)
 SAME_TOLERANCE = 1e-9
 
