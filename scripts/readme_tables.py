@@ -133,9 +133,14 @@ def benchmark_table() -> str:
         papers = "; ".join(dict.fromkeys(short_reference(source.citation) for source in sources)) or "—"
         licences = "; ".join(dict.fromkeys(source.licence for source in sources)) or "—"
         data = "; ".join(_repository(source) for source in sources) or "—"
-        listed = ", ".join(f"`{name}`" for name in tasks.top_level())
-        count = f" ({len(tasks.tasks)} tasks)" if len(tasks.tasks) > 1 else ""
-        protocols = ", ".join(tasks.protocols())
+        if bench.lm_eval_tasks is not None:  # lm_eval's own tasks, declared but run as lm_eval defines them
+            names = dict.fromkeys(pattern.rstrip("_*") for pattern in bench.lm_eval_tasks.metric_sets)
+            listed, count = ", ".join(f"`{name}`" for name in names), ""
+            protocols = "lm_eval's own (its YAMLs); `--log_samples` for the intervals"
+        else:
+            listed = ", ".join(f"`{name}`" for name in tasks.top_level())
+            count = f" ({len(tasks.tasks)} tasks)" if len(tasks.tasks) > 1 else ""
+            protocols = ", ".join(tasks.protocols())
         rows.append(
             f"| {title} | {papers} | {_languages(bench.languages)} | {listed}{count} | {protocols} | {licences} | "
             f"{data} |"

@@ -10,7 +10,8 @@ ESBBQ_CABBQ = Source(
     repo="langtech-bsc/EsBBQ-CaBBQ",
     commit="ee2e0f6123f718b735fc445d368d92acd2c223be",
     licence="Apache-2.0",
-    citation="Ruiz-Fernández et al., EsBBQ and CaBBQ: The Spanish and Catalan Bias Benchmarks for Question Answering (2025)",
+    citation="Ruiz-Fernández et al. (2025). EsBBQ and CaBBQ: The Spanish and Catalan Bias Benchmarks for Question "
+    "Answering. arXiv 2507.11216.",
     files=parse_pins(
         """
     05fd57cf59460c9a2a3d96b49f1377a1a5bd8cf13daac87e1ff13d851b473c1c    2962504  data_es/Age.full.csv
