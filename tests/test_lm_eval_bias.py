@@ -144,7 +144,7 @@ def test_every_recomputed_figure_equals_lm_evals(first: LmEvalRun) -> None:
     for task in run.tasks:
         recomputed = run.recomputed(task)
         assert recomputed is not None and recomputed.note == "", (task, recomputed)
-        reported = run.reported(task)[0]
+        reported = run.raw_metrics(task)[0]
         names = [name for name in recomputed.figures]
         assert names and set(names) <= set(reported)
         for name in names:
@@ -229,7 +229,7 @@ def test_crows_pairs_figures_equal_lm_evals_and_metric_py_counting(first: LmEval
 
 def test_report_gives_ideals_intervals_verdicts_and_paired_tests(first: LmEvalRun, second: LmEvalRun) -> None:
     report = build_report([first.output_dir, second.output_dir])
-    markdown = render_markdown(report)
+    markdown = render_markdown(report, details=True)
     cell = next(cell for cell in report.task_cells("crows_pairs_english") if cell.run.path == _results_file(first))
     assert cell.ideal("pct_stereotype").value == 0.5 and cell.ideal("likelihood_diff").direction == "lower"
     bsc = next(cell for cell in report.task_cells("esbbq_age") if cell.run.path == _results_file(first))
@@ -271,7 +271,8 @@ def test_without_logged_samples_lm_evals_number_and_one_line(first: LmEvalRun, t
     assert cell.estimate("acc_ambig").low is None
     found = [finding for finding in report.warnings if finding.task == "esbbq_age" and finding.kind == "no interval"]
     assert [finding.message for finding in found] == [NO_SAMPLES]
-    assert NO_SAMPLES in render_markdown(report)
+    (line,) = [line for line in render_markdown(report).splitlines() if "no interval: " in line]
+    assert line.startswith("- ⚠ ") and "esbbq_age" in line and line.endswith(f" ({NO_SAMPLES})"), "on the first screen"
 
 
 def test_an_lm_eval_that_defines_the_tasks_otherwise_fails_soft(first: LmEvalRun, monkeypatch) -> None:
@@ -289,7 +290,7 @@ def test_an_lm_eval_that_defines_the_tasks_otherwise_fails_soft(first: LmEvalRun
         recomputed = run.recomputed("esbbq_age")
         assert f"declared for lm_eval {lm_eval_functions.KNOWN_VERSION}" in recomputed.note
         assert "FileNotFoundError" in recomputed.note and recomputed.values == {}
-        assert run.values("esbbq_age") == run.reported("esbbq_age")[0]
+        assert run.values("esbbq_age") == run.raw_metrics("esbbq_age")[0]
     finally:
         lm_eval_functions.aggregations.cache_clear()
 
@@ -397,7 +398,7 @@ def test_smollm2_slice_through_lm_eval(smollm2: Path, offline_tasks: Path, tmp_p
     for task in run.tasks:
         recomputed = run.recomputed(task)
         assert recomputed.note == "" and recomputed.figures
-        assert all(_same(value, run.reported(task)[0][name]) for name, value in recomputed.figures.items())
+        assert all(_same(value, run.raw_metrics(task)[0][name]) for name, value in recomputed.figures.items())
         if "bbq" in task:
             path = next(run_.output_dir.rglob(f"samples_{task}_*.jsonl"))
             theirs = authors.get_scores([json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()])

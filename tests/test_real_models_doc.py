@@ -66,7 +66,7 @@ def test_the_index_links_one_page_per_benchmark(written):
         assert text.startswith(f"# Real models: {title}\n") and "](../REAL_MODELS.md)" in text
         tasks = set(re.findall(r"^### (\S+)$", text, re.M))
         assert tasks and all(registry.benchmark(name).owns(task) for task in tasks)
-    assert "| KoBBQ · acc_amb (kobbq) | ↑ |  | 0.184 [0.134, 0.231] †1 |" in (
+    assert "| KoBBQ · acc_amb (kobbq) | ↑ |  | 0.184 [0.134, 0.231] †2 |" in (
         written / "real_models" / "kobbq.md"
     ).read_text(encoding="utf-8")
 

@@ -227,7 +227,7 @@ KIND_MEANINGS = {
     "unknown metric set": "whose metric set this lm-eval-stereo does not know (a newer plugin, or a benchmark not "
     "installed here)",
     "tied runs": "with runs of one model on the same date: the stated rule picked one, the other is named",
-    "no interval": "of lm_eval's own shown with lm_eval's numbers and no 95% CI (each warning says why)",
+    "no interval": "of lm_eval's own shown with lm_eval's numbers and no 95% CI",
 }
 
 
@@ -263,7 +263,18 @@ class WarningGroup:
             for task, concerned in tasks.items()
         ]
         noun = "task" if len(tasks) == 1 else "tasks"
-        return f"{self.kind}: {len(tasks)} {noun}{' ' + self.meaning if self.meaning else ''}: {', '.join(named)}"
+        line = f"{self.kind}: {len(tasks)} {noun}{' ' + self.meaning if self.meaning else ''}: {', '.join(named)}"
+        return f"{line} ({self.reason})" if self.reason else line
+
+    @property
+    def reason(self) -> str:
+        """Why, where the kind's warnings say why in one message that all of them share (:data:`SAYS_WHY`)."""
+        messages = {finding.message for finding in self.findings}
+        return messages.pop() if self.kind in SAYS_WHY and len(messages) == 1 else ""
+
+
+#: kinds whose warnings each say why (the details list them): the grouped line repeats a reason they all share
+SAYS_WHY = ("no interval",)
 
 
 def group_warnings(findings: list[Finding]) -> list[WarningGroup]:
