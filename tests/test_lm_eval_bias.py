@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from eee_rules import datastore_problems
+from eee_rules import datastore_problems, upstream_validate, upstream_validator
 from lm_eval_runner import LmEvalRun, run_lm_eval, shared_data_dir
 
 from lm_eval_stereo.core.bootstrap import DEFAULT_ITERS, DEFAULT_SEED, percentile_interval, resample_indices
@@ -302,6 +302,9 @@ def test_export_records_carry_the_intervals_and_item_lines(first: LmEvalRun, tmp
     proc = subprocess.run(command, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert datastore_problems(output) == []
+    if upstream_validator() is not None:  # the datastore's own validator, which .ci/run installs (Python >= 3.12)
+        status, validated = upstream_validate(output)
+        assert status == 0, validated
     record_path = next(output.rglob("*.json"))
     record = json.loads(record_path.read_text(encoding="utf-8"))
     results = {result["evaluation_result_id"]: result for result in record["evaluation_results"]}
