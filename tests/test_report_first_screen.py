@@ -45,6 +45,11 @@ def test_primary_headlines_are_declared_where_the_first_is_not_the_papers_figure
     assert STEREOSET.primary_headline == "ss" and STEREOSET.headlines[0] == "lms"
     assert GERBBQ.primary_headline == "bias" and GERBBQ.headlines[0] == "accuracy"
     assert BIAS_METRICS.primary_headline == "bias_amb" and CONTROL_METRICS.primary_headline == "acc_amb"
+    from lm_eval_stereo.tasks.lm_eval_bias import metrics as lm_eval_bias
+
+    assert lm_eval_bias.esbbq_cabbq("cabbq_age", {}).primary_headline == "bias_score_ambig"
+    assert lm_eval_bias.bbq("bbq", {}).primary_headline == "amb_bias_score"
+    assert lm_eval_bias.crows_pairs("crows_pairs_french", {}).primary_headline == "pct_stereotype"
     metrics = (higher("acc", ci=True), ideal("bias", 0.0, ci=True))
     resampling = (Resampling(lambda items: {"acc": 0.0, "bias": 0.0}),)
     plain = MetricSet("plain", metrics, lambda items: {}, resampling)

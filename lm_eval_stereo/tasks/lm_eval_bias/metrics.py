@@ -169,7 +169,9 @@ def reference_figures(items: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     }
 
 
-def _metric_set(kind: str, label: str, metrics: tuple[Metric, ...], yaml: str, item_score: ItemScore) -> MetricSet:
+def _metric_set(
+    kind: str, label: str, metrics: tuple[Metric, ...], yaml: str, item_score: ItemScore, primary: str
+) -> MetricSet:
     names = tuple(m.name for m in metrics if not m.name.startswith("reference_"))
     with_reference = any(m.name.startswith("reference_") for m in metrics)
 
@@ -178,7 +180,7 @@ def _metric_set(kind: str, label: str, metrics: tuple[Metric, ...], yaml: str, i
         return {**values, **reference_figures(items)} if with_reference else values
 
     return MetricSet(label, metrics, summarize, (Resampling(summarize),), id=f"lm_eval_bias.{kind}",
-                     item_score=item_score)  # fmt: skip
+                     item_score=item_score, primary=primary)  # fmt: skip
 
 
 def _ambiguous_accuracy(item: Mapping[str, Any]) -> float | None:
@@ -205,18 +207,25 @@ _CROWS_SCORE = ItemScore(
 def esbbq_cabbq(task: str, metadata: Mapping[str, Any]) -> MetricSet:
     """The metric set of lm_eval's ``esbbq_*``/``cabbq_*`` tasks (aggregations from the language's own YAML)."""
     folder = "cabbq" if task.startswith("cabbq") else "esbbq"
-    return _metric_set("esbbq_cabbq", "EsBBQ/CaBBQ (lm_eval)", ESBBQ_CABBQ_METRICS, f"{folder}/_{folder}_common_yaml",
-                       _BSC_SCORE)  # fmt: skip
+    return _metric_set(
+        "esbbq_cabbq",
+        "EsBBQ/CaBBQ (lm_eval)",
+        ESBBQ_CABBQ_METRICS,
+        f"{folder}/_{folder}_common_yaml",
+        _BSC_SCORE,
+        primary="bias_score_ambig",
+    )  # fmt: skip  (the bias in ambiguous contexts)
 
 
 def bbq(task: str, metadata: Mapping[str, Any]) -> MetricSet:
     """The metric set of lm_eval's ``bbq`` tasks (multiple choice or generation, either context or both)."""
     yaml = "bbq/bbq_generate.yaml" if task.startswith("bbq_generate") else "bbq/bbq_multiple_choice.yaml"
-    return _metric_set("bbq", "BBQ (lm_eval)", BBQ_METRICS, yaml, _BBQ_SCORE)
+    return _metric_set("bbq", "BBQ (lm_eval)", BBQ_METRICS, yaml, _BBQ_SCORE, primary="amb_bias_score")
 
 
 def crows_pairs(task: str, metadata: Mapping[str, Any]) -> MetricSet:
     """The metric set of lm_eval's ``crows_pairs_english*``/``crows_pairs_french*`` tasks."""
     language = "french" if task.startswith("crows_pairs_french") else "english"
     yaml = f"crows_pairs/crows_pairs_{language}.yaml"
-    return _metric_set("crows_pairs", "CrowS-Pairs (lm_eval)", CROWS_PAIRS_METRICS, yaml, _CROWS_SCORE)
+    return _metric_set("crows_pairs", "CrowS-Pairs (lm_eval)", CROWS_PAIRS_METRICS, yaml, _CROWS_SCORE,
+                       primary="pct_stereotype")  # fmt: skip
