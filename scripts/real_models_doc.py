@@ -319,9 +319,9 @@ def gerbbq_findings(report: Report, labels: list[str], paired: dict) -> list[str
     for task, context in (("gerbbq_amb", "ambiguous"), ("gerbbq_dis", "disambiguated")):
         for label in labels:
             cell = _cell(report, task, label)
-            if cell is None or cell.items is None:
+            if cell is None or cell.document_counts is None:
                 continue
-            n = cell.items[0]
+            n = cell.document_counts[0]
             correct = round(cell.values["accuracy"] * n)
             undetermined = round(cell.values["undetermined"] * n)
             companion = cell.companion_figure("accuracy")
@@ -495,9 +495,9 @@ def count_findings(report: Report, labels: list[str]) -> list[str]:
     for task in report.tasks:
         for label in labels:
             cell = _cell(report, task, label)
-            if cell is None or cell.items is None:
+            if cell is None or cell.document_counts is None:
                 continue
-            n = cell.items[0]
+            n = cell.document_counts[0]
             if task.startswith("sexist_statements") and "undetermined" in cell.values:
                 undetermined = round(cell.values["undetermined"] * n)
                 generative.append(

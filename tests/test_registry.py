@@ -102,7 +102,7 @@ def test_a_task_with_the_users_own_name_is_reported_as_its_benchmark(user_named_
     data_file, html = tmp_path / "report.json", tmp_path / "html"
     proc = report_cli(user_named_runs, "--json", data_file, "--html", html, "--details")
     data = json.loads(data_file.read_text())
-    assert data["lm_eval_tasks"] == [], "not taken for one of lm_eval's own tasks"
+    assert data["undeclared_tasks"] == [], "not taken for one of lm_eval's own tasks"
     tables = parse_tables(proc.stdout)
     ss = tables["Summary"]["StereoSet de · SS (my_bias_de)"]
     assert ss["ideal"] == "50" and len(ss) == 4, "the declared ideal and label of StereoSet's SS, one column per model"
@@ -153,5 +153,5 @@ def test_older_results_without_a_declaration_read_through_the_fallback(user_name
     found = declaration_of(run, "stereoset_multi_de")
     assert found is not None and found.metric_set.id == "stereoset_multi.scores"
     assert declaration_of(run, "my_bias_de") is None
-    assert report.is_lm_eval_task("my_bias_de") and not report.is_lm_eval_task("stereoset_multi_de")
+    assert report.is_undeclared_task("my_bias_de") and not report.is_undeclared_task("stereoset_multi_de")
     assert report.ideal("stereoset_multi_de", "ss").value == 50

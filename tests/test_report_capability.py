@@ -69,16 +69,16 @@ def capability_cell(results: dict, task: str, name: str) -> str:
 
 def test_plugin_tasks_are_told_from_lm_evals_own(runs):
     """By what the results record (a plugin task's config names its metric set), not by name."""
-    from lm_eval_stereo.results.lm_eval_tasks import is_lm_eval_task
+    from lm_eval_stereo.results.lm_eval_tasks import is_undeclared_task
 
     root, done, _ = runs
     run = load_run(sorted(root.rglob("results_*.json"))[0])
-    plugin = [task for task in run.tasks if not is_lm_eval_task(run, task)]
+    plugin = [task for task in run.tasks if not is_undeclared_task(run, task)]
     assert plugin and all(
         run.data["configs"][task]["metadata"]["metric_set"] for task in plugin if task in run.data["configs"]
     )
-    assert all(is_lm_eval_task(run, task) for task in run.tasks if task not in plugin)
-    assert {SUITE, *LEAVES} <= {task for task in run.tasks if is_lm_eval_task(run, task)}
+    assert all(is_undeclared_task(run, task) for task in run.tasks if task not in plugin)
+    assert {SUITE, *LEAVES} <= {task for task in run.tasks if is_undeclared_task(run, task)}
 
 
 def test_capability_tables_and_summary_equal_the_results_files(runs):
@@ -173,7 +173,7 @@ def test_hellaswag_and_nested_mmlu_groups_from_lm_eval_results_files(tmp_path):
         ), "a second filter, with the direction of its metric"
     assert [f.kind for f in report.warnings] == [], "full runs: no limit warning"
     data = report_json(report)
-    assert data["lm_eval_tasks"] == ["gsm8k", "hellaswag", "mmlu", "wikitext"]
+    assert data["undeclared_tasks"] == ["gsm8k", "hellaswag", "mmlu", "wikitext"]
     perplexity = data["tasks"]["wikitext"]["org/model-b"]["metrics"]["word_perplexity"]
     assert (perplexity["value"], perplexity["stderr"], perplexity["direction"]) == (22.5, None, "lower")
     assert data["tasks"]["mmlu"]["org/model-a"]["members"] == [

@@ -52,7 +52,7 @@ def logged_items(run: Run, task: str) -> tuple[list[str] | None, str]:
         return None, f"samples file unreadable ({logged.error}): no distance CI, no per-item lines"
     if logged.items is None:
         return None, ""
-    documents = run.items(task)
+    documents = run.document_counts(task)
     if documents is not None and len(logged.items) + len(logged.skipped) != documents[0]:
         return None, (
             f"{logged.path.name} holds {len(logged.items)} items, the results {documents[0]} documents (truncated?): "

@@ -89,7 +89,7 @@ def _count(run: Run, task: str) -> int | None:
     counted = None if run.members(task) else finite(run.values(task).get("count"))
     if counted is not None:
         return int(counted)
-    documents = run.items(task)
+    documents = run.document_counts(task)
     return documents[0] if documents else None
 
 
@@ -100,7 +100,7 @@ def _headline_metrics(declaration: Declaration, names: list[str]) -> list[Metric
     return [
         metric
         for name, metric in zip(names, found)
-        if metric is not None and metric.name == name and metric.headline and metric.interval == "bootstrap"
+        if metric is not None and metric.headline and metric.interval == "bootstrap"
     ]
 
 
@@ -196,7 +196,7 @@ def plugin_headlines(
 
 def lm_eval_headlines(run: Run, task: str) -> tuple[list[Headline], list[Omission]]:
     """The metrics of one of lm_eval's own tasks with lm_eval's standard error and direction."""
-    documents = run.items(task)
+    documents = run.document_counts(task)
     headlines: list[Headline] = []
     omitted: list[Omission] = []
     for name in capability_metrics(run, task):

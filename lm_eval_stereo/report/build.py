@@ -69,7 +69,7 @@ def build_report(
     report = Report(ordered, sorted({task for task, _ in cells}), cells, runs, skipped)
     if not all_runs:
         report.warnings += tied_runs(runs, _visible_tasks)
-    if all(report.is_lm_eval_task(task) for task in report.tasks):
+    if all(report.is_undeclared_task(task) for task in report.tasks):
         report.warnings.append(_no_bias_benchmark(report))
     report.warnings += check(report)
     if paired:

@@ -43,12 +43,12 @@ Columns = tuple[list[str], list[list[str]]]
 
 def bias_tasks(report: Report) -> list[str]:
     """The plugin's tasks and groups of the report."""
-    return [task for task in report.tasks if not report.is_lm_eval_task(task)]
+    return [task for task in report.tasks if not report.is_undeclared_task(task)]
 
 
 def lm_eval_tasks(report: Report) -> list[str]:
     """lm_eval's own tasks and groups of the report (members of its groups are not in the report)."""
-    return [task for task in report.tasks if report.is_lm_eval_task(task)]
+    return [task for task in report.tasks if report.is_undeclared_task(task)]
 
 
 def capability_header(name: str, ideal: Ideal | None) -> str:
@@ -63,7 +63,7 @@ def capability_value(estimate: Estimate) -> str:
 
 
 def _items(cell: Cell) -> str:
-    items = cell.items
+    items = cell.document_counts
     return "" if items is None else f"{items[0]}" + (f" of {items[1]}" if items[0] < items[1] else "")
 
 

@@ -47,7 +47,7 @@ def _caution(cell: Cell, name: str, default: str) -> str:
     """What the cell's benchmark declares a warning on count ``name`` means (:attr:`Metric.caution`), else
     ``default``."""
     metric = cell.declaration.metric(name) if cell.declaration else None
-    return metric.caution if metric is not None and metric.name == name and metric.caution else default
+    return metric.caution if metric is not None and metric.caution else default
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ def _fit_warnings(cell: Cell) -> list[Issue]:
 
 def _limit_warnings(cell: Cell) -> list[Issue]:
     limit = cell.run.limit
-    items = cell.items
+    items = cell.document_counts
     partial = items is not None and items[0] < items[1]
     if not partial and (limit is None or items is not None):  # a --limit above the task's size scored all of it
         return []
@@ -198,7 +198,7 @@ CHECKS = (
 def check_cell(cell: Cell) -> list[Finding]:
     """Every warning for one task's results (none for the plugin's groups: their members are checked; lm_eval's own
     groups are checked as a whole, their members are not shown)."""
-    if cell.members and not cell.lm_eval_task:
+    if cell.members and not cell.undeclared:
         return []
     return [
         Finding(cell.row.label, cell.task, issue.kind, issue.message, issue.caveat, issue.metrics)

@@ -1,5 +1,6 @@
-"""The report as plain data (``lm-eval-stereo report --json``): NaN and infinities as null; ``lm_eval_tasks`` lists
-the tasks and groups of lm_eval's own (capability) among ``tasks``, their directions from ``higher_is_better``. Every
+"""The report as plain data (``lm-eval-stereo report --json``): NaN and infinities as null; ``undeclared_tasks``
+lists the tasks and groups no benchmark declares (lm_eval's capability tasks, a user's own) among ``tasks``, their
+directions from ``higher_is_better``. Every
 metric carries its ``verdict`` against a middle ideal (``above``/``below``/``consistent``, null for directed metrics,
 those without a CI and those whose CI rests on too few resamples), ``ci_undefined`` (the bootstrap resamples on which
 it was undefined, left out of its CI; null where the results do not record it), the short ``caveats`` of the warnings that qualify it and the figure shown ``beside`` it."""
@@ -98,7 +99,7 @@ def report_json(report: Report) -> dict[str, Any]:
                     "caveats": [finding.caveat for finding in report.caveats(cell, name)],
                     "beside": None if companion is None else {"label": companion[0], "value": companion[1]},
                 }
-            items = cell.items
+            items = cell.document_counts
             tasks[task][cell.row.label] = {
                 "metrics": metrics,
                 "counts": {name: _finite(value) for name, value in cell.counts.items()},
@@ -112,7 +113,7 @@ def report_json(report: Report) -> dict[str, Any]:
         "results": [{"task": c.task, "model": c.row.label, "metric": c.primary} for c in primary_cells(report)],
         "summary": [{"task": task, "metric": name} for task, name in summary_columns(report)],
         "tasks": tasks,
-        "lm_eval_tasks": [task for task in report.tasks if report.is_lm_eval_task(task)],
+        "undeclared_tasks": [task for task in report.tasks if report.is_undeclared_task(task)],
         "paired": _paired(report),
         "warnings": [asdict(finding) for finding in report.warnings],
         "warnings_by_kind": {

@@ -64,15 +64,17 @@ class Cell:
         self.declaration = self.run.declaration(self.task)
 
     @property
-    def lm_eval_task(self) -> bool:
-        """Whether the cell is one of lm_eval's own tasks or groups: no plugin declaration computed it."""
+    def undeclared(self) -> bool:
+        """Whether no benchmark of the plugin declares the cell's task or group (lm_eval's capability tasks, a user's
+        own YAML task): shown with lm_eval's values and stderrs. lm_eval's bias tasks that a benchmark declares
+        (``bbq``, ``crows_pairs``) are declared."""
         return self.declaration is None
 
     @property
     def headlines(self) -> list[str]:
         """The headline metrics (:func:`_headlines`); for a group, those of its members that the group aggregates;
         for one of lm_eval's own tasks or groups, its numeric metrics."""
-        if self.lm_eval_task:
+        if self.undeclared:
             return capability_metrics(self.run, self.task)
         if self.members:
             names: dict[str, None] = {}
@@ -107,7 +109,7 @@ class Cell:
         accuracy: the accuracy over determinate answers); one that reads other tasks also gets the row's other cells
         (:attr:`other_tasks`: the same model's other results, from this results file or another)."""
         metric = self.declaration.metric(name) if self.declaration else None
-        if metric is None or metric.name != name or metric.companion_figure is None:
+        if metric is None or metric.companion_figure is None:
             return None
         config = self.run.task_config(self.task)
         figure = metric.companion_figure
@@ -135,8 +137,9 @@ class Cell:
         )
 
     @property
-    def items(self) -> tuple[int, int] | None:
-        return self.run.items(self.task)
+    def document_counts(self) -> tuple[int, int] | None:
+        """(effective, original) documents of the cell (:meth:`Run.document_counts`)."""
+        return self.run.document_counts(self.task)
 
     @property
     def counts(self) -> dict[str, float]:
@@ -145,7 +148,7 @@ class Cell:
             names = [entry.name for entry in BOOKKEEPING]
             return {name: self.values[name] for name in names if is_number(self.values.get(name))}
         members = [self.run.values(member) for member in self.members]
-        weights = [_weight(values, self.run.items(member)) for values, member in zip(members, self.members)]
+        weights = [_weight(values, self.run.document_counts(member)) for values, member in zip(members, self.members)]
         counts: dict[str, float] = {}
         for name in (entry.name for entry in BOOKKEEPING if entry.pooling == "sum"):
             present = [values[name] for values in members if is_number(values.get(name))]
@@ -195,9 +198,9 @@ class Report:
     def task_cells(self, task: str) -> list[Cell]:
         return [cell for row in self.rows if (cell := self.cell(task, row))]
 
-    def is_lm_eval_task(self, task: str) -> bool:
-        """Whether ``task`` is one of lm_eval's own tasks or groups in every run that holds it."""
-        return all(cell.lm_eval_task for cell in self.task_cells(task))
+    def is_undeclared_task(self, task: str) -> bool:
+        """Whether no benchmark of the plugin declares ``task`` in any run that holds it (:attr:`Cell.undeclared`)."""
+        return all(cell.undeclared for cell in self.task_cells(task))
 
     def ideal(self, task: str, name: str) -> Ideal | None:
         """How metric ``name`` of ``task`` is best (the first cell that declares it)."""

@@ -114,7 +114,7 @@ def task_title(cell: Cell) -> str:
 def metric_title(cell: Cell, name: str) -> str:
     """The metric's declared label ("SS"), else its name."""
     metric = cell.declaration.metric(name) if cell.declaration else None
-    return metric.title if metric is not None and metric.name == name else name
+    return metric.title if metric is not None else name
 
 
 def headline_title(cell: Cell, name: str) -> str:

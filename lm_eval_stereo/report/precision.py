@@ -63,7 +63,7 @@ def precision_findings(report: Report) -> list[Finding]:
     (groups are left to their members, as :func:`lm_eval_stereo.report.checks.check_cell` does)."""
     findings = []
     for task in report.tasks:
-        cells = [cell for cell in report.task_cells(task) if not (cell.members and not cell.lm_eval_task)]
+        cells = [cell for cell in report.task_cells(task) if not (cell.members and not cell.undeclared)]
         known = {cell.row.label: precision(cell.run) for cell in cells}
         distinct = sorted({value for value in known.values() if value})
         if len(distinct) < 2:

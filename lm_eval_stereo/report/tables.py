@@ -236,7 +236,7 @@ def task_tables(report: Report, task: str) -> list[Table]:
     headers += [*(metric_header(name, report.ideal(task, name)) for name in counts), "backend"]
     rows = []
     for cell in cells:
-        items = cell.items
+        items = cell.document_counts
         shown_items = "" if items is None else f"{items[0]}" + (f" of {items[1]}" if items[0] < items[1] else "")
         row = [cell.row.label]
         row += [
@@ -393,7 +393,7 @@ def provenance_tables(report: Report) -> list[Table]:
     rows = []
     for task in report.tasks:
         for cell in report.task_cells(task):
-            run, items = cell.run, cell.items
+            run, items = cell.run, cell.document_counts
             normalization = cell.values.get("normalization")
             rows.append(
                 [

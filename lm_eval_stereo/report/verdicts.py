@@ -73,8 +73,8 @@ def sample_size(cell: Cell) -> int | None:
     """The items a cell's headlines rest on: its first of :data:`SAMPLE_SIZES`, else its documents."""
     counts = cell.counts
     found = next((counts[name] for name in SAMPLE_SIZES if name in counts and math.isfinite(counts[name])), None)
-    if found is None and cell.items is not None:
-        found = cell.items[0]
+    if found is None and cell.document_counts is not None:
+        found = cell.document_counts[0]
     return None if found is None else int(found)
 
 

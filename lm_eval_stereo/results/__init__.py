@@ -9,7 +9,7 @@
 - :mod:`.samples`: the ``--log_samples`` items and documents of a task, keyed by the field the task recorded.
 - :mod:`.legacy`: results written before tasks recorded all that; the only module that guesses.
 - :mod:`.ideals`: how a metric is best (:class:`~.ideals.Ideal`).
-- :mod:`.lm_eval_tasks`: lm_eval's own tasks (which they are, the members left to their group, their metrics and
+- :mod:`.lm_eval_tasks`: the tasks no benchmark declares (lm_eval's capability tasks, a user's own: which they are, the members left to their group, their metrics and
   directions); :mod:`.model_names`: how a model is named for a person.
 
 It names no benchmark and imports no benchmark module (the registry, :mod:`lm_eval_stereo.core.registry`, says

@@ -56,13 +56,9 @@ class Declaration:
         return (metric_set.primary_headline or None) if metric_set is not None else None
 
     def metric(self, name: str) -> Metric | None:
-        """The declaration of metric ``name`` (an interval bound as its metric), None when none declares it."""
-        for metric_set in self.metric_sets:
-            try:
-                return metric_set.metric(name)
-            except KeyError:
-                continue
-        return None
+        """The declared metric named ``name``, None when none is (an interval bound or undefined count is no metric:
+        :meth:`interval_names` and :meth:`undefined_name` name those of a metric)."""
+        return next((m for metric_set in self.metric_sets for m in metric_set.metrics if m.name == name), None)
 
     def ideal(self, name: str) -> Ideal | None:
         """How ``name`` is best: its declared direction or ideal, else a benchmark's ``report_ideals`` reading of an
@@ -92,12 +88,12 @@ class Declaration:
     def has_interval(self, name: str) -> bool:
         """Whether ``name`` is a metric declared with a 95% interval (of any kind; detail views included)."""
         metric = self.metric(name)
-        return metric is not None and metric.name == name and metric.has_interval
+        return metric is not None and metric.has_interval
 
     def interval_names(self, name: str) -> tuple[str, str] | None:
         """The names of the interval bounds of metric ``name`` in the results, None where none is declared."""
         metric = self.metric(name)
-        if metric is None or metric.name != name or not metric.has_interval:
+        if metric is None or not metric.has_interval:
             return None
         low, high = metric.interval_names()
         return low, high
@@ -106,7 +102,7 @@ class Declaration:
         """The name of the count of bootstrap resamples on which metric ``name`` was undefined
         (``<name>_ci_undefined``), None where the metric's interval is not the seeded bootstrap's."""
         metric = self.metric(name)
-        return metric.undefined_name if metric is not None and metric.name == name else None
+        return metric.undefined_name if metric is not None else None
 
 
 class RecordedRun(Protocol):

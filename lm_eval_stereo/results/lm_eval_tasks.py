@@ -1,9 +1,11 @@
-"""lm_eval's own tasks, as the report and the export read them: the capability benchmarks (``hellaswag``, ``mmlu``, a
-local YAML task) that users run beside the bias benchmarks, read from the same results files.
+"""The tasks no benchmark of the plugin declares, as the report and the export read them: lm_eval's capability
+benchmarks (``hellaswag``, ``mmlu``) and a user's local YAML task, run beside the bias benchmarks and read from the same
+results files.
 
-A task or group is the plugin's when its results carry a plugin declaration (a task's config metadata names its
-benchmark and metric set; a group's leaf tasks all do; :mod:`lm_eval_stereo.results.declarations`); every other one
-is lm_eval's own. Its metrics are all its numeric values (``<metric>,<filter>`` keys),
+A task or group is declared when its results carry a plugin declaration (a task's config metadata names its benchmark
+and metric set; one of lm_eval's bias tasks that a benchmark declares, ``bbq`` or ``crows_pairs``, by its lm_eval
+name; a group's leaf tasks all are; :mod:`lm_eval_stereo.results.declarations`); every other one is undeclared. Its
+metrics are all its numeric values (``<metric>,<filter>`` keys),
 shown as value ± lm_eval's ``<metric>_stderr`` (lm_eval gives no bootstrap CI), with the direction lm_eval wrote in
 the results' ``higher_is_better`` (none where it wrote ``null`` or nothing). A group (``mmlu``) is shown as lm_eval
 aggregates it; its members and subgroups (``mmlu_stem``, ``mmlu_abstract_algebra``, ...) are left to it and not
@@ -21,25 +23,27 @@ from lm_eval_stereo.results.run import Run, is_number
 _FILTER_SUFFIX = re.compile(r"\[[^\]]*\]$")
 
 
-def is_lm_eval_task(run: Run, task: str) -> bool:
-    """Whether ``task`` of ``run`` is one of lm_eval's own tasks or groups (or a user's), not a bias benchmark of the
-    plugin: no plugin task recorded a declaration for it (:mod:`lm_eval_stereo.results.declarations`)."""
+def is_undeclared_task(run: Run, task: str) -> bool:
+    """Whether no benchmark of the plugin declares ``task`` of ``run``: one of lm_eval's capability tasks or groups,
+    or a user's own, shown with lm_eval's values and stderrs. lm_eval's bias tasks that a benchmark declares
+    (``bbq``, ``crows_pairs``: :class:`~lm_eval_stereo.core.registry.LmEvalTasks`) are lm_eval tasks, but declared
+    (:mod:`lm_eval_stereo.results.declarations`)."""
     return run.declaration(task) is None
 
 
 def hidden_tasks(run: Run) -> set[str]:
-    """lm_eval's tasks and groups of ``run`` that are members (at any depth) of one of lm_eval's groups in it."""
+    """The undeclared tasks and groups of ``run`` that are members (at any depth) of an undeclared group in it."""
     groups = run.data.get("group_subtasks") or {}
     hidden: set[str] = set()
 
     def walk(group: str) -> None:
         for member in groups.get(group) or ():
-            if is_lm_eval_task(run, member) and member not in hidden:
+            if is_undeclared_task(run, member) and member not in hidden:
                 hidden.add(member)
                 walk(member)
 
     for group in groups:
-        if is_lm_eval_task(run, group):
+        if is_undeclared_task(run, group):
             walk(group)
     return hidden
 

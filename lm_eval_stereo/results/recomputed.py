@@ -30,7 +30,7 @@ class Run(Protocol):
 
     def declaration(self, task: str) -> Declaration | None: ...
 
-    def items(self, task: str) -> tuple[int, int] | None: ...
+    def document_counts(self, task: str) -> tuple[int, int] | None: ...
 
     def lm_eval_declared(self, task: str) -> LmEvalTasks | None: ...
 
@@ -60,7 +60,7 @@ def _logged_items(run: Run, task: str) -> tuple[list[dict[str, Any]] | None, str
         return None, NO_SAMPLES
     if logged.error is not None or logged.items is None:
         return None, f"{logged.path.name} is unreadable ({logged.error}): no 95% CI"
-    documents = run.items(task)
+    documents = run.document_counts(task)
     if documents is not None and len(logged.items) != documents[0]:
         return None, (
             f"{logged.path.name} holds {len(logged.items)} documents, the results {documents[0]} (truncated, or not "

@@ -86,7 +86,7 @@ class Run:
         (:mod:`lm_eval_stereo.results.fields`)."""
         self.metadata(task)
         self.metrics(task)
-        self.items(task)
+        self.document_counts(task)
         _ = self.date
         self._once("configs", "", self._configs)
         return [problem for problem in self._problems if problem.task in (task, "")]
@@ -307,7 +307,7 @@ class Run:
             leaves += below
         return tuple(dict.fromkeys(leaves))
 
-    def items(self, task: str) -> tuple[int, int] | None:
+    def document_counts(self, task: str) -> tuple[int, int] | None:
         """(effective, original) documents of a task from lm_eval's ``n-samples``, totals for a group."""
 
         def read() -> tuple[int, int] | None:
@@ -324,7 +324,7 @@ class Run:
                 counts.append(found)
             return (sum(c[0] for c in counts), sum(c[1] for c in counts)) if counts else None
 
-        return self._once("items", task, read)
+        return self._once("document_counts", task, read)
 
     def version(self, task: str) -> str:
         """The task's version: lm_eval's ``versions`` entry, else the task config's ``metadata.version``."""
