@@ -158,7 +158,8 @@ def test_records_validate_and_every_number_equals_the_results_file(lm_eval_run: 
     s_jsd_lines = [line for line in lines if line["evaluation_result_id"] == "s_jsd_en/s_jsd"]
     s_jsd = sum(line["evaluation"]["score"] for line in s_jsd_lines) / len(s_jsd_lines)  # the mean over scored pairs
     assert math.isclose(s_jsd, _results(lm_eval_run, "s_jsd_en")["s_jsd"], abs_tol=TOLERANCE)
-    assert "1 run(s), 16 result(s), 0 not published in full" in stderr  # a full run: nothing left out
+    assert "lm-eval-stereo export: 1 run(s), 16 result(s) published\n" in stderr  # a full run: nothing left out
+    assert "not published in full" not in stderr and "--details" not in stderr
 
 
 def test_directions_ideals_and_ranges_come_from_the_declarations(exported) -> None:
@@ -208,7 +209,8 @@ def test_model_card_table_shows_value_interval_ideal_and_n(lm_eval_run: LmEvalRu
     table = capsys.readouterr().out
     values = _results(lm_eval_run, "stereoset_multi_en")
     ss = f"{values['ss']:.4g} [{values['ss_ci_low']:.4g}, {values['ss_ci_high']:.4g}]"
-    assert f"| StereoSet | stereoset_multi_en | ss | {ss} | 50 | {LIMIT} |" in table.splitlines()
+    by = "lm-eval-stereo; CI: lm-eval-stereo bootstrap"  # the task's metric set and its seeded bootstrap, in the run
+    assert f"| StereoSet | stereoset_multi_en | ss | {ss} | 50 | {LIMIT} | {by} |" in table.splitlines()
     assert "| GEST | gest_en | gs |" in table
     assert "capability_mc" not in table and "_distance" not in table
 
@@ -239,8 +241,8 @@ def _samples(folder: Path, task: str) -> Path:
 
 def _run_export(args: list[str], capsys, model_id: str | None = MODEL_ID) -> tuple[int, str, dict | None]:
     """Exit status, stderr and the record (None when none was written) of an in-process export (``--model-id``
-    ``model_id`` unless None)."""
-    args = [*args, "--model-id", model_id] if model_id else args
+    ``model_id`` unless None), every omission listed with its reason (``--details``)."""
+    args = [*args, "--details", "--model-id", model_id] if model_id else [*args, "--details"]
     try:
         status = export(args)
     except SystemExit as exc:
@@ -258,11 +260,15 @@ def test_results_without_intervals_and_a_nan_headline_are_counted(lm_eval_run, t
     _edit_results(folder, "gest_en", lambda r: {**r, "gs,none": float("nan")})
     status, err, record = _run_export([str(folder), "--format", "eee", "--output", str(tmp_path / "out")], capsys)
     assert status == 0
-    assert (
-        "3 x exported without CI: no finite bootstrap interval (not in the results): "
-        "stereoset_multi_en/lms, stereoset_multi_en/ss, stereoset_multi_en/icat"
-    ) in err
-    assert "1 x left out: value nan (EEE holds no NaN): gest_en/gs" in err
+    for name in ("lms", "ss", "icat"):
+        why = "exported without CI: no finite bootstrap interval (not in the results)"
+        assert f"\n  no CI: stereoset_multi_en/{name}: {why}\n" in err
+    assert "\n  left out: gest_en/gs: left out: value nan (EEE holds no NaN)\n" in err
+    summary = err[err.index("lm-eval-stereo export: 1 run(s)") :].splitlines()
+    assert summary[0].endswith("result(s) published; 4 not published in full, 0 warning(s):")
+    assert summary[1] == "  no CI: 3 published without a 95% CI, 1 task: stereoset_multi_en"
+    assert summary[2].startswith("  left out: 1 headlines left out (") and summary[2].endswith(", 1 task: gest_en")
+    assert summary[3] == "lm-eval-stereo export: every omission and warning:"
     results = _by_id(record)
     assert "gest_en/gs" not in results and "gest_en/gs_distance" not in results
     assert "confidence_interval" not in results["stereoset_multi_en/ss"]["score_details"]["uncertainty"]
@@ -286,9 +292,7 @@ def test_missing_or_truncated_samples_are_counted(lm_eval_run, tmp_path: Path, c
     text = samples.read_text(encoding="utf-8")
     if damage == "missing":
         samples.unlink()
-        expected = (
-            "1 x distance to the ideal exported without CI: no --log_samples items: stereoset_multi_en/ss_distance"
-        )
+        expected = "stereoset_multi_en/ss_distance: distance to the ideal exported without CI: no --log_samples items"
     elif damage == "cut_mid_line":
         samples.write_text(text[: len(text) // 2], encoding="utf-8")
         expected = f"holds 4 items, the results {LIMIT} documents (truncated?)"  # the cut line counted, not an item
@@ -297,7 +301,7 @@ def test_missing_or_truncated_samples_are_counted(lm_eval_run, tmp_path: Path, c
         expected = f"holds 5 items, the results {LIMIT} documents (truncated?)"
     else:
         samples.write_text("".join(map(_swap_stereotype_scores, text.splitlines())), encoding="utf-8")
-        expected = "the samples file is not this run's (or is truncated): stereoset_multi_en/ss_distance"
+        expected = "the samples file is not this run's (or is truncated)"
     status, err, record = _run_export([str(folder), "--format", "eee", "--output", str(tmp_path / "out")], capsys)
     assert status == 0 and expected in err, err
     results = _by_id(record)
@@ -346,10 +350,11 @@ def test_newest_run_per_model_by_default_every_run_with_all_runs_and_the_revisio
     assert record["source_metadata"]["additional_details"]["results_file"] == newer.name
     assert record["model_info"]["additional_details"]["revision"] == "abc123"
     # the newer copy has no samples of its own: its distances have no interval, and that is counted
-    (line,) = [line for line in err.splitlines() if "no --log_samples items" in line]
+    lines = [line for line in err.splitlines() if "no --log_samples items" in line]
     names = {"stereoset_multi_en/ss_distance", "gest_en/gs_distance", "gerbbq_mc_dis/bias_distance"}
     names |= {"s_jsd_en/s_jsd_distance", "s_jsd_en/b_s_jsd_distance", "s_jsd_en/cps_distance"}
-    assert line.startswith("lm-eval-stereo export: 6 x ") and set(line.split(": ")[-1].split(", ")) == names
+    assert len(lines) == 6 and {line.split(": ")[1] for line in lines} == names
+    assert all(line.startswith("  no CI: ") for line in lines)
     args = [str(folder), "--format", "eee", "--output", str(tmp_path / "all"), "--all-runs"]
     status, err, _ = _run_export(args, capsys)
     records = [json.loads(path.read_text(encoding="utf-8")) for path in (tmp_path / "all").rglob("*.json")]

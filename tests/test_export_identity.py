@@ -42,13 +42,14 @@ def test_every_task_is_in_a_record_or_counted_and_the_weights_are_named(results,
     folder, model = results
     output = tmp_path / "out"
     args = [str(folder), "--format", "eee", "--output", str(output), "--model-id", HUB_ID]
-    assert export([*args, "--availability", "open_weights"]) == 0
+    assert export([*args, "--availability", "open_weights", "--details"]) == 0
     err = capsys.readouterr().err
     assert (
-        "1 x no result: stereotype_leakage.regression declares no headline with a bootstrap interval (nothing to "
-        "rank): stereotype_leakage_en"
+        "  nothing to publish: stereotype_leakage_en: no result: stereotype_leakage.regression declares no headline "
+        "with a bootstrap interval (nothing to rank)"
     ) in err
-    assert f"1 x no record: nothing of the run to publish (its tasks are counted): {FILES[0]}" in err
+    assert f"  nothing to publish: {FILES[0]}: no record: nothing of the run to publish (its tasks are counted)" in err
+    assert f"  nothing to publish: 2 nothing to publish, 2 tasks: stereotype_leakage_en, {FILES[0]}" in err
     (record_path,) = output.rglob("*.json")  # the leakage run has nothing to publish: no empty record
     assert (
         record_path.parent.relative_to(output).as_posix() == "data/lm-eval-stereo/HuggingFaceTB/SmolLM2-135M-Instruct"

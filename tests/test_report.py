@@ -999,3 +999,18 @@ class PageParser(HTMLParser):
     def cell(self, heading: str, label: str, header: str) -> str:
         """The cell of column ``header`` in the row of ``label`` of the tables under ``heading``."""
         return self.row(heading, [label])[header]
+
+
+def test_hf_and_hf_prefix_runs_of_one_task_are_kept_apart_named_by_the_backend(tmp_path):
+    """``hf-prefix`` scores the reference's own tokens where ``hf`` flags a token boundary, so the two backends'
+    numbers of one task can differ: runs of one model with each on the same task are two rows, named by the backend,
+    and a warning names their files (the newer no longer replaces the older silently)."""
+    metrics = {**with_ci(60.0, 5, "lms"), **with_ci(52.0, 5, "ss"), "count": 100, "ties": 0}
+    write_results(tmp_path / "a", "org/model", {"stereoset_multi_en": metrics}, backend="hf-prefix")
+    write_results(tmp_path / "b", "org/model", {"stereoset_multi_en": metrics}, date=1.8e9)
+    report = build_report([tmp_path])
+    assert [row.label for row in report.rows] == ["org/model [model=hf-prefix]", "org/model [model=hf]"]
+    assert len(report.task_cells("stereoset_multi_en")) == 2
+    (apart,) = [finding.message for finding in report.warnings if finding.kind == "runs kept apart"]
+    assert apart.startswith("hf pretrained=org/model: runs of one model that differ in what changes the numbers")
+    assert f"[model=hf-prefix]: {tmp_path / 'a'}" in apart and f"[model=hf]: {tmp_path / 'b'}" in apart

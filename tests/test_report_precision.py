@@ -116,3 +116,40 @@ def test_precision_prefers_the_argument_over_what_lm_eval_loaded(tmp_path):
     path = write_run(tmp_path, "pretrained=m,torch_dtype=float16", model_dtype="torch.float16")
     run = Run(path, json.loads(path.read_text()))
     assert (precision(run), dtype_text(run)) == ("float16", "float16")
+
+
+def test_a_float32_and_a_bfloat16_run_of_one_model_are_kept_apart_through_lm_eval(tiny_causal: Path, tmp_path: Path):
+    """One model folder run in float32, then (its config now saying bfloat16) in bfloat16, with the same
+    ``--model_args``: the report merged them under one model (the newer run's numbers replacing the older's). Now
+    they are two rows named by the dtype lm_eval recorded, warned about, and exported as two records."""
+    import shutil
+
+    from lm_eval_runner import run_lm_eval
+
+    from lm_eval_stereo.export.command import main as export
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_causal, model)
+    args = ["--model", "hf", "--model_args", f"pretrained={model}", "--tasks", TASK, "--limit", "4", "--log_samples"]
+    first = run_lm_eval(args, tmp_path / "out")
+    config = json.loads((model / "config.json").read_text())
+    (model / "config.json").write_text(json.dumps({**config, "torch_dtype": "bfloat16", "dtype": "bfloat16"}))
+    second = run_lm_eval(args, tmp_path / "out")
+    assert (first.results["config"]["model_dtype"], second.results["config"]["model_dtype"]) == (
+        "torch.float32",
+        "torch.bfloat16",
+    )
+    assert first.results["config"]["model_args"] == second.results["config"]["model_args"]
+    report = build_report([tmp_path / "out"])
+    labels = sorted(row.label for row in report.rows)
+    assert labels == ["model [model_dtype=torch.bfloat16]", "model [model_dtype=torch.float32]"]
+    assert len(report.task_cells(TASK)) == 2
+    (apart,) = [finding for finding in report.warnings if finding.kind == "runs kept apart"]
+    assert "[model_dtype=torch.bfloat16]: " in apart.message and "[model_dtype=torch.float32]: " in apart.message
+    assert {f.model for f in report.warnings if f.kind == "precision"} == set(labels)
+    out = tmp_path / "records"
+    assert export([str(tmp_path / "out"), "--format", "eee", "--output", str(out), "--model-id", "org/tiny"]) == 0
+    records = [json.loads(path.read_text()) for path in out.rglob("*.json")]
+    assert sorted(r["source_metadata"]["additional_details"]["results_file"] for r in records) == sorted(
+        path.name for path in (tmp_path / "out").rglob("results_*.json")
+    )

@@ -268,9 +268,9 @@ def test_runs_tied_on_date_are_decided_by_the_stated_rule_and_named(broken_repor
     assert f"{left} and {kept}" in line or f"{kept} and {left}" in line
     assert f"stereoset_multi_en taken from {kept}" in line and f"{left} left out" in line
     assert "on equal dates the results file whose path sorts last" in line
-    exported = command("export", broken_results / "org__reference", "--format", "model-card")
+    exported = command("export", broken_results / "org__reference", "--format", "model-card", "--details")
     assert exported.returncode == 0, exported.stderr
-    assert f"warning: {message}" in exported.stderr, "the export names the run left out too"
+    assert f"\n  tied runs: {message}\n" in exported.stderr, "the export names the run left out too"
 
 
 # ------------------------------------------------------------------------------------------------ export
@@ -280,7 +280,7 @@ def test_export_never_claims_resamples_its_interval_does_not_rest_on(broken_resu
     """A non-numeric count of undefined resamples read as "defined everywhere": the record claimed 1,000 resamples.
     Now the headline is exported without CI and the omission says why."""
     out = tmp_path / "records"
-    proc = command("export", broken_results / "org__bad-undefined", "--format", "eee", "--output", out)
+    proc = command("export", broken_results / "org__bad-undefined", "--format", "eee", "--output", out, "--details")
     assert proc.returncode == 0, proc.stderr
     assert "exported without CI: its count of undefined resamples ss_ci_undefined is unusable ('many')" in proc.stderr
     (record,) = out.rglob("*.json")
@@ -297,7 +297,7 @@ def test_export_keeps_the_readable_items_of_a_samples_file_and_names_the_line_sk
     """One malformed samples line made the export drop every per-item line; now the other items are published and
     the skipped line is named (the distance CI, resting on fewer items than the run's, is left out)."""
     out = tmp_path / "records"
-    proc = command("export", broken_results / "org__one-bad-line", "--format", "eee", "--output", out)
+    proc = command("export", broken_results / "org__one-bad-line", "--format", "eee", "--output", out, "--details")
     assert proc.returncode == 0, proc.stderr
     samples = next((broken_results / "org__one-bad-line").glob("samples_*.jsonl"))
     assert f"1 malformed samples line(s) skipped ({samples}:4: not a JSON line" in proc.stderr
@@ -317,7 +317,7 @@ def test_model_id_that_is_no_hub_id_exits_2_naming_the_rule(broken_results, tmp_
 def _set(data: dict, keys: tuple, value) -> dict:
     target = data
     for key in keys[:-1]:
-        target = target[key]
+        target = target.setdefault(key, {})
     target[keys[-1]] = value
     return data
 
@@ -339,16 +339,38 @@ TASK = "stereoset_multi_de"
         (("configs",), [1, 2], "configs", "not an object"),
         (("group_subtasks", "stereoset_multi"), ["stereoset_multi"], "group_subtasks.stereoset_multi", "holds itself"),
         (("date",), "yesterday", "date", "modification time is taken instead"),
+        (("configs", TASK, "metadata", "facts"), [1], f"configs.{TASK}.metadata.facts", "not an object: the task's"),
+        (("configs", TASK, "metadata", "metric_set"), ["s"], f"configs.{TASK}.metadata.metric_set", "not text"),
+        (("configs", TASK, "metadata", "key_field"), 3, f"configs.{TASK}.metadata.key_field", "not text"),
+        (("configs", TASK, "metadata", "language"), {"de": 1}, f"configs.{TASK}.metadata.language", "not text"),
+        (("configs", TASK), "task", f"configs.{TASK}", "not an object"),
+        (("n-shot",), [0], "n-shot", "not an object"),
+        (("n-shot", TASK), "zero", f"n-shot.{TASK}", "not a number"),
+        (("versions",), "1.0", "versions", "not an object"),
+        (("higher_is_better", TASK), [True], f"higher_is_better.{TASK}", "not an object"),
+        (("config", "model"), ["hf"], "config.model", "not text: the backend is unknown"),
+        (("config", "model_args"), 5, "config.model_args", "not text or an object"),
+        (("config", "limit"), "ten", "config.limit", "not a number"),
+        (("config", "model_dtype"), 16, "config.model_dtype", "not str"),
+        (("chat_template_sha",), ["x"], "chat_template_sha", "not str"),
+        (("fewshot_as_multiturn",), "yes", "fewshot_as_multiturn", "not bool"),
+        (("lm_eval_version",), 4.13, "lm_eval_version", "not text"),
     ],
     ids=["text", "object", "bounds-reversed", "undefined-fraction", "negative-count", "stderr", "n-samples",
-         "metadata", "configs", "group-cycle", "date"],
+         "metadata", "configs", "group-cycle", "date", "facts", "metric-set", "key-field", "language", "config",
+         "n-shot", "n-shot-entry", "versions", "higher-is-better", "backend", "model-args", "limit", "model-dtype",
+         "chat-template", "multiturn", "lm-eval-version"],
 )  # fmt: skip
-def test_each_malformed_field_is_one_problem_naming_it(tmp_path: Path, keys: tuple, value, field: str, problem: str):
-    """Every field of a results file is checked once where results/ reads it: one problem naming the field, never
-    a traceback; a refused value is Unusable, not a number."""
+def test_each_malformed_field_is_one_problem_naming_it(
+    tmp_path: Path, keys: tuple, value, field: str, problem: str, capsys: pytest.CaptureFixture
+):
+    """Every field of a results file that the report and the export read is checked once where results/ reads it:
+    one problem naming the file, the task and the field, never a traceback; a refused value is Unusable, not a
+    number; a recorded declaration field of the wrong kind leaves the task undeclared (no verdict rests on it). The
+    report and the export both name it."""
     from test_results_layer import stereoset_results
 
-    from lm_eval_stereo.report import build_report
+    from lm_eval_stereo.report import build_report, render_markdown, report_json
     from lm_eval_stereo.results.fields import Unusable
     from lm_eval_stereo.results.run import load_run
 
@@ -360,5 +382,16 @@ def test_each_malformed_field_is_one_problem_naming_it(tmp_path: Path, keys: tup
     assert len(found) == 1 and problem in found[0].message(path) and str(path) in found[0].message(path)
     if keys[0] == "results" and "stderr" not in keys[2]:
         assert isinstance(run.values(TASK)[keys[2].removesuffix(",none")], Unusable)
-    warnings = [w.message for w in build_report([path]).warnings]
+    if keys[:3] == ("configs", TASK, "metadata") and len(keys) == 4:  # a recorded declaration field: no declaration
+        assert run.declaration(TASK) is None and run.declaration("stereoset_multi_en") is not None
+    report = build_report([path])
+    warnings = [w.message for w in report.warnings]
     assert any(found[0].message(path) in message for message in warnings)
+    report_json(report)
+    render_markdown(report, details=True)
+    from lm_eval_stereo.export.command import main as export
+
+    status = export([str(path), "--format", "model-card", "--details"])
+    err = capsys.readouterr().err
+    assert found[0].message(path) in err and "Traceback" not in err
+    assert status == 0

@@ -87,7 +87,7 @@ def collect(run: Run, tasks: list[str]) -> RunExport:
             continue
         keys, why = logged_items(run, task) if not run.members(task) else (None, "")
         if why:
-            export.omissions.append(Omission(task, "", why))
+            export.omissions.append(Omission(task, "", why, "no per-item lines"))
         logged = run.logged(task) if keys else None
         items = [logged.items[key] for key in keys] if logged and logged.items and keys else None
         metric_set = declaration.metric_set
@@ -95,18 +95,22 @@ def collect(run: Run, tasks: list[str]) -> RunExport:
         if logged is not None and logged.skipped:  # the distance's interval would rest on other items than the run's
             distances = None
             why = f"{len(logged.skipped)} malformed samples line(s) skipped ({logged.skipped[0]}"
-            export.omissions.append(Omission(task, "", f"{why}): no distance CI, no per-item line for them"))
+            why = f"{why}): no distance CI, no per-item line for them"
+            export.omissions.append(Omission(task, "", why, "no per-item lines"))
         headlines, omitted = plugin_headlines(run, task, declaration, distances)
         export.headlines += headlines
         export.omissions += omitted
         if not headlines and not omitted:
-            export.omissions.append(Omission(task, "", _nothing_to_publish(run, task, declaration)))
+            export.omissions.append(
+                Omission(task, "", _nothing_to_publish(run, task, declaration), "nothing to publish")
+            )
         if any(omission.untrusted_items for omission in omitted):
-            export.omissions.append(Omission(task, "", "no per-item lines: the logged items are not the run's"))
+            why = "no per-item lines: the logged items are not the run's"
+            export.omissions.append(Omission(task, "", why, "no per-item lines"))
         elif items and metric_set is not None and logged is not None:
             if metric_set.item_score is not None:
                 export.item_sets.append(TaskItems(task, metric_set, items, logged.documents, tuple(keys)))
             else:
                 reason = f"no per-item lines: {metric_set.id} declares no item score"
-                export.omissions.append(Omission(task, "", reason))
+                export.omissions.append(Omission(task, "", reason, "no per-item lines"))
     return export

@@ -4,13 +4,15 @@ report's run selection (the newest run per model and task; every run with ``--al
 
 A record names its model by the hub id of the weights (:mod:`.identity`): ``pretrained=`` where that is a hub id, else
 ``--model-id``; a run on a local folder without one stops the export. Everything left out (a NaN, a headline without
-an interval, a distance without items, an unreadable samples file, a task with nothing to publish) is counted on
-stderr with its reason; a problem that stops the export is one line and exit status 2."""
+an interval, a distance without items, an unreadable samples file, a task with nothing to publish) and every warning
+(a field of a results file that cannot be used, a file skipped, runs tied or kept apart) is counted on stderr after
+the summary, one line per kind naming its tasks (:func:`grouped_lines`); ``--details`` lists each with its reason. A
+problem that stops the export is one line and exit status 2."""
 
 from __future__ import annotations
 
 import sys
-from collections import defaultdict
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lm_eval_stereo.cli_args import Parser, input_path, output_folder
@@ -19,10 +21,13 @@ if TYPE_CHECKING:
     from lm_eval_stereo.export.collect import RunExport
     from lm_eval_stereo.export.headlines import Omission
     from lm_eval_stereo.export.identity import ModelIdentity
+    from lm_eval_stereo.results.run import Run
 
 #: EEE's ``evaluator_relationship``: the evaluator's relation to the model's developer
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
 PROG = "lm-eval-stereo export"
+#: the tasks a grouped line names before "N more" (``--details`` lists them all)
+NAMED = 12
 
 
 def _parser() -> Parser:
@@ -51,6 +56,9 @@ def _parser() -> Parser:
         "a hub id in pretrained= is used as it is",
     )
     parser.add_argument(
+        "--details", action="store_true", help="list every omission and warning with its reason after the summary"
+    )
+    parser.add_argument(
         "--availability",
         choices=("open_weights", "closed_weights", "unknown"),
         default="unknown",
@@ -59,13 +67,54 @@ def _parser() -> Parser:
     return parser
 
 
-def _say_omissions(omissions: list[Omission]) -> None:
-    """One stderr line per reason, counting what it concerns."""
-    by_reason: dict[str, list[str]] = defaultdict(list)
-    for omission in omissions:
-        by_reason[omission.reason].append(f"{omission.task}/{omission.metric}" if omission.metric else omission.task)
-    for reason, names in by_reason.items():
-        print(f"{PROG}: {len(names)} x {reason}: {', '.join(names)}", file=sys.stderr)
+@dataclass(frozen=True)
+class Said:
+    """One thing the export says after its summary: its ``kind``, the ``task`` (or file) it concerns and ``why``."""
+
+    kind: str
+    task: str
+    why: str
+
+
+def _warnings(runs: list[Run], exports: list[RunExport], all_runs: bool) -> list[Said]:
+    """The files skipped, runs tied or kept apart, and each field of a results file the reader could not use (once
+    per run: :mod:`lm_eval_stereo.results.fields`)."""
+    from lm_eval_stereo.results.run import kept_apart, tied_runs
+
+    found = [] if all_runs else kept_apart(runs) + tied_runs(runs)
+    said = [Said(finding.kind, finding.message.partition(": ")[0], finding.message) for finding in found]
+    for export in exports:
+        problems = {p.message(export.run.path): p for task in export.run.tasks for p in export.run.problems(task)}
+        for message, problem in problems.items():  # a file's own problems are every task's: said once
+            kind = "unknown metric set" if problem.field == "metric_set" else "malformed field"
+            said.append(Said(kind, problem.task or export.run.path.name, message))
+    return said
+
+
+def grouped_lines(omissions: list[Omission], warnings: list[Said]) -> list[str]:
+    """One line per kind of omission or warning, in order of first appearance: how many, what the kind means, the
+    tasks (or files) it concerns."""
+    from lm_eval_stereo.export.headlines import OMISSION_KINDS
+
+    said = [Said(o.kind, o.task, "") for o in omissions] + warnings
+    kinds: dict[str, dict[str, None]] = {}
+    counts: dict[str, int] = {}
+    for entry in said:
+        kinds.setdefault(entry.kind, {})[entry.task] = None
+        counts[entry.kind] = counts.get(entry.kind, 0) + 1
+    lines = []
+    for kind, tasks in kinds.items():
+        named = list(tasks)[:NAMED] + ([f"{len(tasks) - NAMED} more"] if len(tasks) > NAMED else [])
+        where = f"{len(tasks)} task{'s' if len(tasks) > 1 else ''}" if kind in OMISSION_KINDS else "concerning"
+        lines.append(f"  {kind}: {counts[kind]} {OMISSION_KINDS.get(kind, 'warning(s)')}, {where}: {', '.join(named)}")
+    return lines
+
+
+def _detail_lines(omissions: list[Omission], warnings: list[Said]) -> list[str]:
+    """Every omission and warning with its reason (``--details``)."""
+    lines = [f"  {o.kind}: {o.task}/{o.metric}: {o.reason}" if o.metric else f"  {o.kind}: {o.task}: {o.reason}"
+             for o in omissions]  # fmt: skip
+    return lines + [f"  {w.kind}: {w.why}" for w in warnings]
 
 
 def _no_bias_benchmark(exports: list[RunExport]) -> str:
@@ -123,24 +172,19 @@ def main(argv: list[str]) -> int:
     from lm_eval_stereo.export.headlines import Omission
     from lm_eval_stereo.export.model_card import table
     from lm_eval_stereo.export.write import write_run
-    from lm_eval_stereo.results.run import ReportError, load_runs, newest_runs, tied_runs
+    from lm_eval_stereo.results.run import ReportError, load_runs, newest_runs
 
     try:
         runs, skipped = load_runs(args.paths)
     except ReportError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
-    for finding in skipped:
-        print(f"{PROG}: warning: {finding.message}", file=sys.stderr)
-    if not args.all_runs:
-        for finding in tied_runs(runs):
-            print(f"{PROG}: warning: {finding.message}", file=sys.stderr)
     exports = [collect(run, tasks) for run, tasks in newest_runs(runs, args.all_runs)]
-    for export in exports:  # the fields the reader could not use (lm_eval_stereo.results.fields), once per run
-        problems = {p: None for task in export.run.tasks for p in export.run.problems(task)}
-        for problem in problems:
-            print(f"{PROG}: warning: {problem.message(export.run.path)}", file=sys.stderr)
+    warnings = [Said(f.kind, f.message.partition(": ")[0], f.message) for f in skipped]
+    warnings += _warnings(runs, exports, args.all_runs)
     if not any(export.has_plugin_task for export in exports):
+        for warning in warnings:
+            print(f"{PROG}: warning: {warning.why}", file=sys.stderr)
         print(f"{PROG}: error: {_no_bias_benchmark(exports)}", file=sys.stderr)
         return 2
     omissions = [omission for export in exports for omission in export.omissions]
@@ -155,7 +199,7 @@ def main(argv: list[str]) -> int:
         for export, identity in zip(exports, identities):
             if not export.headlines:
                 why = "no record: nothing of the run to publish (its tasks are counted)"
-                omissions.append(Omission(export.run.path.name, "", why))
+                omissions.append(Omission(export.run.path.name, "", why, "nothing to publish"))
                 continue
             try:
                 written, omitted = write_run(
@@ -166,10 +210,14 @@ def main(argv: list[str]) -> int:
             omissions += omitted
             for path in written:
                 print(path)
-    _say_omissions(omissions)
     results = sum(len(export.headlines) for export in exports)
-    print(
-        f"{PROG}: {len(exports)} run(s), {results} result(s), {len(omissions)} not published in full (counted above)",
-        file=sys.stderr,
-    )
+    summary = f"{PROG}: {len(exports)} run(s), {results} result(s) published"
+    if omissions or warnings:
+        summary += f"; {len(omissions)} not published in full, {len(warnings)} warning(s):"
+    lines = [summary, *grouped_lines(omissions, warnings)]
+    if args.details:
+        lines += [f"{PROG}: every omission and warning:", *_detail_lines(omissions, warnings)]
+    elif omissions or warnings:
+        lines.append(f"{PROG}: each with its reason: --details")
+    print("\n".join(lines), file=sys.stderr)
     return 0

@@ -33,8 +33,8 @@ def evaluation_id(run: Run) -> str:
 
 
 def _lm_eval_version(run: Run) -> str:
-    recorded = run.data.get("lm_eval_version")
-    if isinstance(recorded, str) and recorded:
+    recorded = run.lm_eval_version
+    if recorded:
         return recorded
     try:
         return version("lm_eval")
@@ -109,9 +109,15 @@ def _score_details(headline: Headline) -> dict[str, Any]:
     details: dict[str, Any] = {"score": headline.value}
     if uncertainty:
         details["uncertainty"] = uncertainty
-    if headline.undefined is not None:
-        # the bootstrap resamples the interval leaves out (the metric undefined there); the schema's details hold strings
-        details["details"] = {"bootstrap_undefined_resamples": str(headline.undefined)}
+    notes: dict[str, str] = {}  # the schema's details hold strings
+    if headline.undefined is not None:  # the bootstrap resamples the interval leaves out (the metric undefined there)
+        notes["bootstrap_undefined_resamples"] = str(headline.undefined)
+    if headline.provenance is not None:  # who computed the value and who its interval
+        found = headline.provenance
+        notes |= {"value_computed_by": found.value, "interval_computed_by": found.interval}
+        notes |= {"computed_by": found.describe(), **({"metric_set": found.metric_set} if found.metric_set else {})}
+    if notes:
+        details["details"] = notes
     return details
 
 

@@ -23,6 +23,7 @@ from lm_eval_stereo.export.distance import Distances, ItemsMismatch
 from lm_eval_stereo.results.declarations import Declaration
 from lm_eval_stereo.results.fields import Unusable
 from lm_eval_stereo.results.lm_eval_tasks import capability_ideal, capability_metrics
+from lm_eval_stereo.results.provenance import Provenance, provenance
 from lm_eval_stereo.results.run import Run, is_number
 
 #: how a distance to the ideal is named: ``<metric>_distance``
@@ -61,19 +62,31 @@ class Headline:
     #: bootstrap resamples on which the metric was undefined, left out of its interval (``<m>_ci_undefined``; None
     #: where the results do not record it)
     undefined: int | None = None
+    #: who computed the value and who its interval (:mod:`lm_eval_stereo.results.provenance`)
+    provenance: Provenance | None = None
 
     @property
     def result_id(self) -> str:
         return f"{self.task}/{self.metric}"
 
 
+#: the kinds of :class:`Omission`, as the export's summary groups them, and what each means
+OMISSION_KINDS = {
+    "left out": "headlines left out (a value EEE cannot hold, or no direction to rank by)",
+    "no CI": "published without a 95% CI",
+    "no per-item lines": "published without per-item lines",
+    "nothing to publish": "nothing to publish",
+}
+
+
 @dataclass(frozen=True)
 class Omission:
-    """Something of a run that is not published, and why."""
+    """Something of a run that is not published, of a ``kind`` of :data:`OMISSION_KINDS`, and why."""
 
     task: str
     metric: str
     reason: str
+    kind: str
     #: the task's logged items are not the run's: publish none of them
     untrusted_items: bool = False
 
@@ -134,15 +147,26 @@ def _distance(
         f"|{metric.name} - {ideal:g}|: distance of {metric.name} to its ideal", found.stderr if found else None,
         "bootstrap", Interval(found.low, found.high) if found else None, headline.n,
         DEFAULT_ITERS if found else None, headline.benchmark, metric.name, ideal,
+        provenance=Provenance(
+            "export_distance", "export_distance_bootstrap" if found else "none",
+            headline.provenance.metric_set if headline.provenance else None,
+            headline.provenance.lm_eval_version if headline.provenance else "?",
+        ),
     )  # fmt: skip
     reason = f"distance to the ideal exported without CI: {why}"
-    return distance, None if found else Omission(headline.task, name, reason, untrusted)
+    return distance, None if found else Omission(headline.task, name, reason, "no CI", untrusted)
 
 
 def _undefined(values: dict, metric: Metric) -> int | None:
     """The recorded count of resamples on which ``metric`` was undefined (None where the results have none)."""
     found = finite(values.get(metric.undefined_name)) if metric.undefined_name else None
     return None if found is None else int(found)
+
+
+def _provenance(run: Run, task: str, name: str, has_interval: bool) -> Provenance:
+    """Who computed headline ``name`` and its interval; none for an interval the export leaves out."""
+    found = provenance(run, task, name)
+    return found if has_interval else Provenance(found.value, "none", found.metric_set, found.lm_eval_version)
 
 
 def plugin_headlines(
@@ -157,11 +181,13 @@ def plugin_headlines(
     for metric in _headline_metrics(declaration, list(values)):
         value = finite(values[metric.name])
         if metric.direction not in ("higher", "lower", "ideal"):
-            omitted.append(Omission(task, metric.name, "left out: declared with no direction or ideal (not rankable)"))
+            omitted.append(
+                Omission(task, metric.name, "left out: declared with no direction or ideal (not rankable)", "left out")
+            )
             continue
         if value is None:
             why = "malformed in the results" if isinstance(values[metric.name], Unusable) else "EEE holds no NaN"
-            omitted.append(Omission(task, metric.name, f"left out: value {values[metric.name]!r} ({why})"))
+            omitted.append(Omission(task, metric.name, f"left out: value {values[metric.name]!r} ({why})", "left out"))
             continue
         low, high = (finite(values.get(bound)) for bound in metric.interval_names())
         interval = Interval(low, high) if low is not None and high is not None else None
@@ -169,12 +195,13 @@ def plugin_headlines(
         if interval is not None and counted is not None and _undefined(values, metric) is None:
             interval = None  # the resamples it rests on are unknown: no interval and no count of resamples
             why = f"exported without CI: its count of undefined resamples {metric.undefined_name} is {counted!r}"
-            omitted.append(Omission(task, metric.name, why))
+            omitted.append(Omission(task, metric.name, why, "no CI"))
         elif interval is None:
             recomputed = run.recomputed(task)
             why = "a group: lm_eval averages its members" if run.members(task) else "not in the results"
             why = recomputed.note if recomputed is not None and recomputed.note else why
-            omitted.append(Omission(task, metric.name, f"exported without CI: no finite bootstrap interval ({why})"))
+            why = f"exported without CI: no finite bootstrap interval ({why})"
+            omitted.append(Omission(task, metric.name, why, "no CI"))
         # a task's lm_eval stderr is its bootstrap standard error (SummaryTask); a group's, lm_eval's pooling of them
         stderr = run.stderr(task, metric.name)
         method = "lm_eval pooled over the members' bootstrap" if run.members(task) else "bootstrap"
@@ -185,6 +212,7 @@ def plugin_headlines(
                 task, metric.name, value, metric.direction == "lower", metric.bounds, metric.ideal,
                 metric.description, stderr, method, interval, n, DEFAULT_ITERS if interval else None, benchmark,
                 undefined=_undefined(values, metric) if interval else None,
+                provenance=_provenance(run, task, metric.name, interval is not None),
             )
         )  # fmt: skip
         if metric.direction == "ideal":
@@ -203,14 +231,15 @@ def lm_eval_headlines(run: Run, task: str) -> tuple[list[Headline], list[Omissio
         raw = run.values(task)[name]
         value, direction = finite(raw), capability_ideal(run, task, name)
         if value is None:
-            omitted.append(Omission(task, name, f"left out: value {raw!r} (EEE holds no NaN)"))
+            omitted.append(Omission(task, name, f"left out: value {raw!r} (EEE holds no NaN)", "left out"))
         elif direction is None:
-            omitted.append(Omission(task, name, "left out: lm_eval records no direction for it"))
+            omitted.append(Omission(task, name, "left out: lm_eval records no direction for it", "left out"))
         else:
             headlines.append(
                 Headline(
                     task, name, value, direction.direction == "lower", None, None, f"lm_eval's {name} of {task}",
                     run.stderr(task, name), "lm_eval", None, documents[0] if documents else None, None, None,
+                    provenance=provenance(run, task, name),
                 )
             )  # fmt: skip
     return headlines, omitted

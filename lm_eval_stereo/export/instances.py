@@ -66,5 +66,9 @@ def instance_lines(task_items: TaskItems, evaluation_id: str, model_id: str) -> 
                 },
             }
         )
-    omitted = [Omission(task_items.task, item_score.metric, f"no per-item line: {unscored} unscored item(s)")]
+    omitted = [
+        Omission(
+            task_items.task, item_score.metric, f"no per-item line: {unscored} unscored item(s)", "no per-item lines"
+        )
+    ]
     return lines, omitted if unscored else []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from lm_eval_stereo.export.collect import RunExport
 from lm_eval_stereo.export.headlines import Headline
 
-HEADER = "| Benchmark | Task | Headline | Value [95% CI] | Ideal | n |\n|---|---|---|---|---|---|"
+HEADER = "| Benchmark | Task | Headline | Value [95% CI] | Ideal | n | Computed by |\n|---|---|---|---|---|---|---|"
 
 
 def _number(value: float) -> str:
@@ -29,7 +29,8 @@ def table(export: RunExport, name: str) -> str:
     lm_eval's tasks left out)."""
     run = export.run
     rows = [
-        f"| {h.benchmark.title} | {h.task} | {h.metric} | {_value(h)} | {_ideal(h)} | {h.n if h.n is not None else '?'} |"
+        f"| {h.benchmark.title} | {h.task} | {h.metric} | {_value(h)} | {_ideal(h)} | {h.n if h.n is not None else '?'} "
+        f"| {h.provenance.short() if h.provenance else '?'} |"
         for h in export.headlines
         if h.benchmark is not None and h.distance_of is None
     ]

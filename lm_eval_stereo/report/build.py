@@ -13,24 +13,38 @@ from lm_eval_stereo.report.model import Cell, Report, Row
 from lm_eval_stereo.report.naming import model_labels
 from lm_eval_stereo.report.paired import PERMUTATIONS
 from lm_eval_stereo.results.lm_eval_tasks import hidden_tasks
-from lm_eval_stereo.results.run import Finding, Run, load_runs, newest_runs, oldest_first, tied_runs
+from lm_eval_stereo.results.run import (
+    Finding,
+    Run,
+    SettingKeys,
+    kept_apart,
+    load_runs,
+    newest_runs,
+    oldest_first,
+    setting_key,
+    setting_keys,
+    tied_runs,
+)
 
 
-def _labels(runs: list[Run], all_runs: bool, overrides: Mapping[str, str] | None) -> dict[str, str]:
-    """A unique row label per row key: the model's name (:func:`~lm_eval_stereo.report.naming.model_labels`), with
+def _labels(runs: list[Run], all_runs: bool, overrides: Mapping[str, str] | None, keys: SettingKeys) -> dict[str, str]:
+    """A unique row label per row key: the model's name (:func:`~lm_eval_stereo.report.naming.model_labels`), then the
+    recorded facts that tell its runs apart (``[model_dtype=torch.bfloat16]``, :func:`setting_keys`), with
     ``all_runs`` followed by the run's date and file."""
     names = model_labels(runs, overrides)
     labels = {}
     for run in runs:
-        label = names[run.identity]
+        apart = keys[id(run)][1]
+        label = names[run.identity] + (f" [{apart}]" if apart else "")
         if all_runs:
             label += f" @ {datetime.fromtimestamp(run.date):%Y-%m-%d %H:%M:%S} ({run.path.name})"
-        labels[_row_key(run, all_runs)] = label
+        labels[_row_key(run, all_runs, keys)] = label
     return labels
 
 
-def _row_key(run: Run, all_runs: bool) -> str:
-    return f"{run.identity} @ {run.path}" if all_runs else run.identity
+def _row_key(run: Run, all_runs: bool, keys: SettingKeys) -> str:
+    key = setting_key(keys, run)
+    return f"{key} @ {run.path}" if all_runs else key
 
 
 def _visible_tasks(run: Run) -> list[str]:
@@ -54,21 +68,22 @@ def build_report(
     their ``pretrained`` argument (``--label``)."""
     runs, skipped = load_runs(paths)
     runs = oldest_first(runs)
-    row_labels = _labels(runs, all_runs, labels)
+    keys = setting_keys(runs, _visible_tasks)
+    row_labels = _labels(runs, all_runs, labels, keys)
     rows: dict[str, Row] = {}
     for run in runs:  # a row per model (per run with all_runs), named after its oldest run
-        key = _row_key(run, all_runs)
+        key = _row_key(run, all_runs, keys)
         rows.setdefault(key, Row(key, row_labels[key], run.model, run.model_args))
     cells: dict[tuple[str, str], Cell] = {}
     for run, tasks in newest_runs(runs, all_runs, _visible_tasks):
-        row = rows[_row_key(run, all_runs)]
+        row = rows[_row_key(run, all_runs, keys)]
         for task in tasks:
             cells[(task, row.key)] = Cell(task, row, run)
     _link_other_tasks(cells)
     ordered = sorted(rows.values(), key=lambda row: row.label)
     report = Report(ordered, sorted({task for task, _ in cells}), cells, runs, skipped)
     if not all_runs:
-        report.warnings += tied_runs(runs, _visible_tasks)
+        report.warnings += kept_apart(runs, _visible_tasks) + tied_runs(runs, _visible_tasks)
     if all(report.is_undeclared_task(task) for task in report.tasks):
         report.warnings.append(_no_bias_benchmark(report))
     report.warnings += check(report)

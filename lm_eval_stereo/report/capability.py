@@ -94,7 +94,7 @@ def capability_note(report: Report, task: str) -> str:
     cell = next((cell for cell in report.task_cells(task) if cell.members), None)
     if cell is None:
         return ""
-    direct = (cell.run.data.get("group_subtasks") or {}).get(task) or []
+    direct = cell.run.direct_members(task)
     return (
         f"Group of {len(cell.members)} task(s) ({', '.join(direct)}), as lm_eval aggregates them; items are totals "
         "over the tasks."
@@ -107,7 +107,8 @@ def top_bias_tasks(report: Report) -> list[str]:
     for task in bias_tasks(report):
         for cell in report.task_cells(task):
             groups = cell.run.data.get("group_subtasks") or {}
-            if not any(task in cell.run.members(group) or task in groups[group] for group in groups if group != task):
+            within = (cell.run.members(group) + cell.run.direct_members(group) for group in groups if group != task)
+            if not any(task in members for members in within):
                 top.append(task)
                 break
     return top

@@ -155,9 +155,12 @@ def _limit_warnings(cell: Cell) -> list[Issue]:
 
 def _field_warnings(cell: Cell) -> list[Issue]:
     """A field of the results file the reader could not use (:mod:`lm_eval_stereo.results.fields`), named with the
-    file and the task: the value is shown as unusable, and no verdict rests on it."""
+    file and the task: the value is shown as unusable, and no verdict rests on it. A group no benchmark declares
+    also says those of its members, which are left to it (not shown on their own)."""
     found = []
-    for problem in cell.run.problems(cell.task):
+    hidden = cell.members if cell.undeclared else ()
+    problems = {p.message(cell.run.path): p for task in (cell.task, *hidden) for p in cell.run.problems(task)}
+    for problem in problems.values():
         unknown = problem.field == "metric_set"
         caveat = "metric set unknown here" if unknown else f"{problem.field}: unusable"
         caveat = caveat if problem.unusable else f"{problem.field}: outside its CI, no verdict"
@@ -227,6 +230,8 @@ KIND_MEANINGS = {
     "unknown metric set": "whose metric set this lm-eval-stereo does not know (a newer plugin, or a benchmark not "
     "installed here)",
     "tied runs": "with runs of one model on the same date: the stated rule picked one, the other is named",
+    "runs kept apart": "of one model that differ in what changes the numbers (dtype, backend, revision, chat "
+    "template): one row each, named by what differs",
     "no interval": "of lm_eval's own shown with lm_eval's numbers and no 95% CI",
 }
 

@@ -3,7 +3,9 @@ lists the tasks and groups no benchmark declares (lm_eval's capability tasks, a 
 directions from ``higher_is_better``. Every
 metric carries its ``verdict`` against a middle ideal (``above``/``below``/``consistent``, null for directed metrics,
 those without a CI and those whose CI rests on too few resamples), ``ci_undefined`` (the bootstrap resamples on which
-it was undefined, left out of its CI; null where the results do not record it), the short ``caveats`` of the warnings that qualify it and the figure shown ``beside`` it."""
+it was undefined, left out of its CI; null where the results do not record it), the short ``caveats`` of the warnings that qualify it, the figure shown ``beside`` it and its ``provenance``: who
+computed the value and who its interval (:mod:`lm_eval_stereo.results.provenance`: codes, the metric set, the lm_eval
+version and a sentence)."""
 
 from __future__ import annotations
 
@@ -98,6 +100,7 @@ def report_json(report: Report) -> dict[str, Any]:
                     "verdict": cell_verdict(cell, name),
                     "caveats": [finding.caveat for finding in report.caveats(cell, name)],
                     "beside": None if companion is None else {"label": companion[0], "value": companion[1]},
+                    "provenance": cell.provenance(name).as_json(),
                 }
             items = cell.document_counts
             tasks[task][cell.row.label] = {

@@ -15,6 +15,7 @@ from lm_eval_stereo.core.metrics import BOOKKEEPING
 from lm_eval_stereo.results.declarations import Declaration
 from lm_eval_stereo.results.ideals import Ideal
 from lm_eval_stereo.results.lm_eval_tasks import capability_ideal, capability_metrics
+from lm_eval_stereo.results.provenance import Provenance, provenance
 from lm_eval_stereo.results.run import Finding, Run, is_number
 
 if TYPE_CHECKING:
@@ -135,6 +136,10 @@ class Cell:
             self.run.stderr(self.task, name),
             int(undefined) if is_number(undefined) and math.isfinite(undefined) else None,
         )
+
+    def provenance(self, name: str) -> Provenance:
+        """Who computed metric ``name`` of the cell and its interval (:mod:`lm_eval_stereo.results.provenance`)."""
+        return provenance(self.run, self.task, name)
 
     @property
     def document_counts(self) -> tuple[int, int] | None:

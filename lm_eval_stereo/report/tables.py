@@ -382,8 +382,20 @@ PROVENANCE_HEADERS = [
     "lm_eval",
     "model and arguments",
     "dtype",
+    "computed by",
     "results file",
 ]
+
+
+def computed_by(cell: Cell) -> str:
+    """Who computed the cell's headlines and their intervals (:meth:`Cell.provenance`): one sentence where all
+    headlines share it, else the headlines of each."""
+    by: dict[str, list[str]] = {}
+    for name in cell.headlines:
+        by.setdefault(cell.provenance(name).describe(), []).append(name)
+    if len(by) == 1:
+        return next(iter(by))
+    return "; ".join(f"{', '.join(names)}: {text}" for text, names in by.items())
 
 
 def provenance_tables(report: Report) -> list[Table]:
@@ -402,12 +414,13 @@ def provenance_tables(report: Report) -> list[Table]:
                     run.version(task),
                     ", ".join(f"{key}={value}" for key, value in run.options(task).items()),
                     "" if normalization is None else str(normalization),
-                    str((run.data.get("n-shot") or {}).get(task, "")),
+                    run.n_shot(task),
                     run.limit or "",
                     "" if items is None else f"{items[0]} of {items[1]}",
-                    str(run.data.get("lm_eval_version", "?")),
+                    run.lm_eval_version or "?",
                     run.identity,
                     dtype_text(run),
+                    computed_by(cell),
                     str(run.path),
                 ]
             )

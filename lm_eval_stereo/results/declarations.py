@@ -28,7 +28,6 @@ from lm_eval_stereo.core import registry
 from lm_eval_stereo.core.metrics import Metric, MetricSet
 from lm_eval_stereo.core.registry import Benchmark
 from lm_eval_stereo.results import legacy
-from lm_eval_stereo.results.errors import ReportError
 from lm_eval_stereo.results.fields import Problem
 from lm_eval_stereo.results.ideals import Ideal
 
@@ -114,6 +113,8 @@ class RecordedRun(Protocol):
 
     def metadata(self, task: str) -> dict[str, Any]: ...
 
+    def malformed_record(self, task: str) -> bool: ...
+
     def values(self, task: str) -> dict[str, Any]: ...
 
     def declaration(self, task: str) -> Declaration | None: ...
@@ -132,6 +133,8 @@ def resolve(run: RecordedRun, task: str) -> Declaration | None:
         benchmarks = tuple(dict.fromkeys(b for declaration in found for b in declaration.benchmarks))
         metric_sets = tuple({m.id: m for declaration in found for m in declaration.metric_sets}.values())
         return Declaration(benchmarks[0] if len(benchmarks) == 1 else None, metric_sets, benchmarks)
+    if run.malformed_record(task):  # a recorded field of the wrong kind, named by Run.metadata
+        return None
     metadata = run.metadata(task)
     native = registry.lm_eval_task(task) if "metric_set" not in metadata else None
     if native is not None:  # one of lm_eval's own tasks that a benchmark declares (found by its lm_eval name)
@@ -152,8 +155,10 @@ def resolve(run: RecordedRun, task: str) -> Declaration | None:
         return None
     try:
         metric_set = registry.metric_set(metric_set_id, task, metadata)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ReportError(f"{run.path}: {task}: its recorded metadata does not build {metric_set_id} ({exc})") from exc
+    except (AttributeError, KeyError, TypeError, ValueError, IndexError) as exc:
+        why = f"does not build {metric_set_id} ({type(exc).__name__}: {exc}); read as a task no benchmark declares"
+        run.note(Problem(task, f"configs.{task}.metadata", metadata, why))
+        return None
     return Declaration(bench, (metric_set,), (bench,)) if metric_set else None
 
 

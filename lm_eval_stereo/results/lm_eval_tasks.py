@@ -37,7 +37,7 @@ def hidden_tasks(run: Run) -> set[str]:
     hidden: set[str] = set()
 
     def walk(group: str) -> None:
-        for member in groups.get(group) or ():
+        for member in run.direct_members(group):
             if is_undeclared_task(run, member) and member not in hidden:
                 hidden.add(member)
                 walk(member)
@@ -55,8 +55,7 @@ def capability_metrics(run: Run, task: str) -> list[str]:
 
 def capability_ideal(run: Run, task: str, name: str) -> Ideal | None:
     """``higher``/``lower`` from the results' ``higher_is_better`` for ``task``; None where it says neither."""
-    flags = (run.data.get("higher_is_better") or {}).get(task) or {}
-    flag = flags.get(_FILTER_SUFFIX.sub("", name)) if isinstance(flags, dict) else None
+    flag = run.higher_is_better(task).get(_FILTER_SUFFIX.sub("", name))
     if isinstance(flag, bool):
         return Ideal("higher" if flag else "lower")
     return None

@@ -24,7 +24,7 @@ from lm_eval_stereo.core.registry import RECORDED
 from lm_eval_stereo.core.values import parse_model_args
 from lm_eval_stereo.results.declarations import resolve
 from lm_eval_stereo.results.errors import ReportError
-from lm_eval_stereo.results.fields import Problem, check_metrics, count, is_number
+from lm_eval_stereo.results.fields import Problem, Unusable, check_metrics, count, is_number
 
 if TYPE_CHECKING:
     from lm_eval_stereo.core.registry import LmEvalTasks
@@ -34,6 +34,29 @@ if TYPE_CHECKING:
 #: ``model_args`` keys that are not part of a task's options when lm_eval copies them into the task metadata
 _METADATA_NOISE = ("version", "config_source")
 
+#: what a plugin task records of its declaration in its config metadata, and the kind each must be
+RECORDED_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "benchmark": ((str,), "text"),
+    "metric_set": ((str,), "text"),
+    "facts": ((dict,), "an object"),
+    "key_field": ((str,), "text"),
+    "language": ((str,), "text"),
+    "scoring": ((str,), "text"),
+}
+
+
+#: what lm_eval records beside the model arguments that changes the numbers, and the kind each must be: the backend
+#: (``hf-prefix`` shares ``hf``'s identity, :data:`SAME_NUMBERS`), the dtype the weights were loaded in, their revision
+#: and hash, the chat template and system instruction (their hashes) and multi-turn few-shot
+NUMBER_FACTS: tuple[tuple[tuple[str, ...], type], ...] = (
+    (("config", "model"), str),
+    (("config", "model_dtype"), str),
+    (("config", "model_revision"), str),
+    (("config", "model_sha"), str),
+    (("chat_template_sha",), str),
+    (("system_instruction_sha",), str),
+    (("fewshot_as_multiturn",), bool),
+)
 
 #: backends that compute another backend's numbers: ``hf-prefix`` gives ``hf``'s log-likelihoods (tested within 1e-4),
 #: so its scoring runs and ``hf``'s generative runs of the same model are one row of the report
@@ -87,7 +110,8 @@ class Run:
         self.metadata(task)
         self.metrics(task)
         self.document_counts(task)
-        _ = self.date
+        self.version(task), self.n_shot(task), self.higher_is_better(task)
+        _ = self.date, self.model, self.model_args, self.limit, self.lm_eval_version, self.facts
         self._once("configs", "", self._configs)
         return [problem for problem in self._problems if problem.task in (task, "")]
 
@@ -99,24 +123,41 @@ class Run:
         return {}
 
     def task_config(self, task: str) -> dict[str, Any]:
-        """The config lm_eval kept of ``task`` (``configs.<task>``), empty when there is none or it is no object."""
-        config = self._once("configs", "", self._configs).get(task)
-        return config if isinstance(config, dict) else {}
+        """The config lm_eval kept of ``task`` (``configs.<task>``), empty when there is none or it is no object (a
+        :class:`Problem`)."""
+
+        def read() -> dict[str, Any]:
+            config = self._once("configs", "", self._configs).get(task)
+            if config is not None and not isinstance(config, dict):
+                self.note(Problem(task, f"configs.{task}", config, "not an object: what lm_eval kept of the task"))
+            return config if isinstance(config, dict) else {}
+
+        return self._once("config", task, read)
 
     def metadata(self, task: str) -> dict[str, Any]:
         """The config metadata of ``task`` as lm_eval kept it (what the task recorded; empty for a group, and for
-        metadata that is no object: a :class:`Problem`)."""
+        metadata that is no object: a :class:`Problem`). A recorded field of the wrong kind (``facts`` no object,
+        ``metric_set`` no text, :data:`RECORDED_KINDS`) is a :class:`Problem` and :class:`Unusable`, and the task
+        then has no declaration (:func:`lm_eval_stereo.results.declarations.resolve`)."""
 
         def read() -> dict[str, Any]:
-            configs = self._once("configs", "", self._configs)
-            config = configs.get(task)
-            metadata = config.get("metadata") if isinstance(config, dict) else None
+            metadata = self.task_config(task).get("metadata")
             if metadata is not None and not isinstance(metadata, dict):
                 self.note(Problem(task, f"configs.{task}.metadata", metadata, "not an object: what the task recorded"))
                 return {}
-            return metadata or {}
+            checked = dict(metadata or {})
+            for key, (kinds, what) in RECORDED_KINDS.items():
+                if key in checked and not isinstance(checked[key], kinds):
+                    why = f"not {what}: the task's metric set cannot be built; read as a task no benchmark declares"
+                    self.note(Problem(task, f"configs.{task}.metadata.{key}", checked[key], why))
+                    checked[key] = Unusable(checked[key])
+            return checked
 
         return dict(self._once("metadata", task, read))
+
+    def malformed_record(self, task: str) -> bool:
+        """Whether a field ``task`` recorded of its declaration is of the wrong kind (:meth:`metadata`)."""
+        return any(isinstance(value, Unusable) for value in self.metadata(task).values())
 
     def declaration(self, task: str) -> Declaration | None:
         """The declaration of ``task`` (a task or group), resolved once (:func:`lm_eval_stereo.results.declarations.
@@ -184,26 +225,62 @@ class Run:
     def config(self) -> dict[str, Any]:
         return self.data.get("config") or {}
 
+    def _field(self, where: tuple[str, ...], kinds: tuple[type, ...], what: str, instead: str) -> Any:
+        """The value at ``where`` (``("config", "model")``), checked once: None when absent or null; of another kind
+        than ``kinds``, a :class:`Problem` naming the field (``what`` it must be, what is read ``instead``) and
+        None."""
+
+        def read() -> Any:
+            value: Any = self.data
+            for key in where:
+                value = value.get(key) if isinstance(value, dict) else None
+            if value is None or (isinstance(value, kinds) and (bool in kinds or not isinstance(value, bool))):
+                return value
+            self.note(Problem("", ".".join(where), value, f"not {what}: {instead}"))
+            return None
+
+        return self._once("field", ".".join(where), read)
+
+    def task_table(self, name: str, task: str) -> Any:
+        """``<name>.<task>`` of a top-level object of the file keyed by task (``n-shot``, ``versions``,
+        ``higher_is_better``), None where it is absent; a table that is no object is a :class:`Problem` of the
+        file."""
+        table = self._field((name,), (dict,), "an object", "its entries are not read (shown as unknown)")
+        return table.get(task) if table is not None else None
+
     @property
     def limit(self) -> str | None:
         """The run's ``--limit`` as given (lm_eval stores ``6`` as ``6.0``), None when the run had none."""
-        limit = self.config.get("limit")
+        limit = self._field(("config", "limit"), (int, float), "a number", "the run is read as having no --limit")
         if limit is None:
             return None
-        return str(int(limit)) if is_number(limit) and float(limit).is_integer() else str(limit)
+        return str(int(limit)) if float(limit).is_integer() else str(limit)
 
     @property
     def model(self) -> str:
-        return str(self.config.get("model", "?"))
+        """The backend (``config.model``), ``?`` where the file records none (or no text: a :class:`Problem`)."""
+        return self._field(("config", "model"), (str,), "text", "the backend is unknown (?)") or "?"
 
     @property
     def model_args(self) -> dict[str, str]:
         """``config.model_args``; a served model's ``model=`` (lm_eval's API backends: the id the server knows the
         weights by, their alias of ``pretrained=``) also as ``pretrained``, so that it names the model everywhere."""
-        args = parse_model_args(self.config.get("model_args"))
+        why = "the model's arguments are unknown (none are read)"
+        args = parse_model_args(self._field(("config", "model_args"), (str, dict), "text or an object", why))
         if "model" in args and "pretrained" not in args:
             args["pretrained"] = args["model"]
         return args
+
+    @property
+    def facts(self) -> dict[str, str]:
+        """The recorded facts of :data:`NUMBER_FACTS` the file holds (by lm_eval's key: ``model_dtype``, ...), as text;
+        one of another kind is a :class:`Problem` and left out."""
+        found = {}
+        for where, kind in NUMBER_FACTS:
+            value = self._field(where, (kind,), kind.__name__, "runs of the model are not told apart by it")
+            if value not in (None, "", False):
+                found[where[-1]] = str(value)
+        return found
 
     @property
     def identity(self) -> str:
@@ -225,6 +302,35 @@ class Run:
             return self.path.stat().st_mtime
 
         return self._once("date", "", read)
+
+    @property
+    def lm_eval_version(self) -> str | None:
+        """The lm_eval version that wrote the file (``lm_eval_version``), None where it records none."""
+        return self._field(("lm_eval_version",), (str,), "text", "the lm_eval version is unknown")
+
+    def higher_is_better(self, task: str) -> dict[str, Any]:
+        """lm_eval's ``higher_is_better.<task>`` (metric: flag), empty where absent or no object (a :class:`Problem`)."""
+
+        def read() -> dict[str, Any]:
+            flags = self.task_table("higher_is_better", task)
+            if flags is not None and not isinstance(flags, dict):
+                why = "not an object: its metrics are shown without a direction"
+                self.note(Problem(task, f"higher_is_better.{task}", flags, why))
+            return flags if isinstance(flags, dict) else {}
+
+        return self._once("higher_is_better", task, read)
+
+    def n_shot(self, task: str) -> str:
+        """The few-shot examples of ``task`` as lm_eval recorded them (``n-shot``), empty where it did not."""
+
+        def read() -> str:
+            shots = self.task_table("n-shot", task)
+            if shots is None or is_number(shots):
+                return "" if shots is None else str(shots)
+            self.note(Problem(task, f"n-shot.{task}", shots, "not a number: shown as unknown"))
+            return ""
+
+        return self._once("n-shot", task, read)
 
     @property
     def tasks(self) -> list[str]:
@@ -294,6 +400,11 @@ class Run:
 
         return self._once("members", task, read)
 
+    def direct_members(self, task: str) -> tuple[str, ...]:
+        """The tasks and groups ``group_subtasks`` lists under group ``task`` (one level), () for a task and for a
+        malformed entry (a :class:`Problem`, :meth:`members`)."""
+        return tuple(self.data["group_subtasks"][task]) if self.members(task) else ()
+
     def _leaves(self, groups: dict[str, Any], task: str, within: tuple[str, ...]) -> tuple[str, ...] | None:
         """The leaf tasks below group ``task``, None when a group below is no list of names or holds itself."""
         listed = groups[task]
@@ -328,8 +439,7 @@ class Run:
 
     def version(self, task: str) -> str:
         """The task's version: lm_eval's ``versions`` entry, else the task config's ``metadata.version``."""
-        versions = self.data.get("versions")
-        version = versions.get(task) if isinstance(versions, dict) else None
+        version = self.task_table("versions", task)
         if version is None:
             version = self.metadata(task).get("version")
         return "?" if version is None else str(version)
@@ -392,6 +502,64 @@ def load_runs(paths: list[str | Path]) -> tuple[list[Run], list[Finding]]:
     return runs, [Finding("", "", "skipped file", f"{error} (skipped)") for error in errors]
 
 
+def _fact_text(value: str) -> str:
+    """A recorded fact as a label shows it (a hash by its first 12 characters)."""
+    return value[:12] if len(value) == 64 and all(c in "0123456789abcdef" for c in value) else value
+
+
+#: per run (by ``id``): its model and the recorded facts that tell it apart from the model's other runs
+SettingKeys = dict[int, tuple[str, str]]
+
+
+def setting_keys(runs: list[Run], tasks: Callable[[Run], list[str]] | None = None) -> SettingKeys:
+    """Per run (by ``id``) its model (:attr:`Run.identity`) and the recorded facts (:attr:`Run.facts`) that tell it
+    apart from the other runs of its model: those on which two runs of the model that offer the same task differ (a
+    float32 and a bfloat16 run, another chat template, ``hf`` and ``hf-prefix``), as ``model_dtype=torch.bfloat16``
+    (empty where none differ). The report and the export keep such runs apart, named by these facts, instead of
+    letting the newer replace the older; facts that differ only between runs of different tasks do not."""
+    offered = {id(run): (tasks(run) if tasks is not None else run.tasks) for run in runs}
+    by_identity: dict[str, list[Run]] = {}
+    for run in runs:
+        by_identity.setdefault(run.identity, []).append(run)
+    keys: SettingKeys = {}
+    for identity, group in by_identity.items():
+        differing: set[str] = set()
+        for task in {task for run in group for task in offered[id(run)]}:
+            holders = [run.facts for run in group if task in offered[id(run)]]
+            names = {name for facts in holders for name in facts}
+            differing |= {name for name in names if len({facts[name] for facts in holders if name in facts}) > 1}
+        for run in group:
+            facts = run.facts
+            apart = ", ".join(f"{name}={_fact_text(facts.get(name, '?'))}" for name in sorted(differing))
+            keys[id(run)] = (identity, apart)
+    return keys
+
+
+def setting_key(keys: SettingKeys, run: Run) -> str:
+    """The model and the facts that tell ``run`` apart (:func:`setting_keys`) as one key."""
+    identity, apart = keys[id(run)]
+    return f"{identity} [{apart}]" if apart else identity
+
+
+def kept_apart(runs: list[Run], tasks: Callable[[Run], list[str]] | None = None) -> list[Finding]:
+    """A warning per model whose runs :func:`newest_runs` keeps apart because they differ in a recorded fact that
+    changes the numbers (:func:`setting_keys`): the facts, and per setting its results files (the first named)."""
+    keys = setting_keys(runs, tasks)
+    by_identity: dict[str, dict[str, list[Run]]] = {}
+    for run in oldest_first(runs):
+        if keys[id(run)][1]:
+            by_identity.setdefault(run.identity, {}).setdefault(keys[id(run)][1], []).append(run)
+    findings = []
+    for identity, settings in by_identity.items():
+        files = "; ".join(
+            f"[{apart}]: {group[0].path}" + (f" and {len(group) - 1} more" if len(group) > 1 else "")
+            for apart, group in settings.items()
+        )
+        message = f"{identity}: runs of one model that differ in what changes the numbers, kept apart: {files}"
+        findings.append(Finding("", "", "runs kept apart", message))
+    return findings
+
+
 #: how :func:`newest_runs` orders runs of one model and task: by lm_eval's ``date``, a tie by the results file's path
 TIE_RULE = "the newest date wins; on equal dates the results file whose path sorts last"
 
@@ -404,11 +572,12 @@ def oldest_first(runs: list[Run]) -> list[Run]:
 def tied_runs(runs: list[Run], tasks: Callable[[Run], list[str]] | None = None) -> list[Finding]:
     """A warning for each run that :func:`newest_runs` leaves out for a task because another run of the same model
     has the same date (:data:`TIE_RULE` decided), naming both files and the tasks."""
-    chosen = {(run.identity, task): run for run, names in newest_runs(runs, tasks=tasks) for task in names}
+    keys = setting_keys(runs, tasks)
+    chosen = {(setting_key(keys, run), task): run for run, names in newest_runs(runs, tasks=tasks) for task in names}
     left: dict[tuple[int, int], list[str]] = {}
     for run in runs:
         for task in tasks(run) if tasks is not None else run.tasks:
-            kept = chosen.get((run.identity, task))
+            kept = chosen.get((setting_key(keys, run), task))
             if kept is not None and kept is not run and kept.date == run.date:
                 left.setdefault((id(kept), id(run)), []).append(task)
     by_id = {id(run): run for run in runs}
@@ -425,17 +594,20 @@ def tied_runs(runs: list[Run], tasks: Callable[[Run], list[str]] | None = None) 
 def newest_runs(
     runs: list[Run], all_runs: bool = False, tasks: Callable[[Run], list[str]] | None = None
 ) -> list[tuple[Run, list[str]]]:
-    """The run selection of the report and the export: per model (:attr:`Run.identity`) and task the newest run, so
-    each task of a model comes from one run; with ``all_runs`` every run with all its tasks. ``tasks`` gives the
-    tasks a run offers (default: all of them). Runs oldest first, each with the tasks it contributes (runs
-    contributing none are left out)."""
+    """The run selection of the report and the export: per model (:attr:`Run.identity`, with the recorded facts that
+    tell its runs apart: :func:`setting_keys`) and task the newest run, so each task of a model comes from one run;
+    with ``all_runs`` every run with all its tasks. ``tasks`` gives the tasks a run offers (default: all of them).
+    Runs oldest first, each with the tasks it contributes (runs contributing none are left out)."""
     ordered = oldest_first(runs)
     offered = {id(run): (tasks(run) if tasks is not None else run.tasks) for run in ordered}
     if all_runs:
         return [(run, offered[id(run)]) for run in ordered if offered[id(run)] or tasks is None]
+    keys = setting_keys(ordered, tasks)
     newest: dict[tuple[str, str], Run] = {}
     for run in ordered:  # oldest first: a newer run replaces an older one's tasks
         for task in offered[id(run)]:
-            newest[(run.identity, task)] = run
-    chosen = [(run, [task for task in offered[id(run)] if newest[(run.identity, task)] is run]) for run in ordered]
+            newest[(setting_key(keys, run), task)] = run
+    chosen = [
+        (run, [task for task in offered[id(run)] if newest[(setting_key(keys, run), task)] is run]) for run in ordered
+    ]
     return [(run, tasks) for run, tasks in chosen if tasks]
