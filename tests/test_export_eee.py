@@ -266,8 +266,8 @@ def test_results_without_intervals_and_a_nan_headline_are_counted(lm_eval_run, t
     assert "\n  left out: gest_en/gs: left out: value nan (EEE holds no NaN)\n" in err
     summary = err[err.index("lm-eval-stereo export: 1 run(s)") :].splitlines()
     assert summary[0].endswith("result(s) published; 4 not published in full, 0 warning(s):")
-    assert summary[1] == "  no CI: 3 published without a 95% CI, 1 task: stereoset_multi_en"
-    assert summary[2].startswith("  left out: 1 headlines left out (") and summary[2].endswith(", 1 task: gest_en")
+    assert summary[1] == "  no CI: 3 headline(s) published without a 95% CI, in 1 task: stereoset_multi_en"
+    assert summary[2].startswith("  left out: 1 headline(s) left out (") and summary[2].endswith("to rank by): gest_en")
     assert summary[3] == "lm-eval-stereo export: every omission and warning:"
     results = _by_id(record)
     assert "gest_en/gs" not in results and "gest_en/gs_distance" not in results

@@ -105,8 +105,8 @@ def grouped_lines(omissions: list[Omission], warnings: list[Said]) -> list[str]:
     lines = []
     for kind, tasks in kinds.items():
         named = list(tasks)[:NAMED] + ([f"{len(tasks) - NAMED} more"] if len(tasks) > NAMED else [])
-        where = f"{len(tasks)} task{'s' if len(tasks) > 1 else ''}" if kind in OMISSION_KINDS else "concerning"
-        lines.append(f"  {kind}: {counts[kind]} {OMISSION_KINDS.get(kind, 'warning(s)')}, {where}: {', '.join(named)}")
+        where = f", in {len(tasks)} task{'s' if len(tasks) > 1 else ''}" if counts[kind] != len(tasks) else ""
+        lines.append(f"  {kind}: {counts[kind]} {OMISSION_KINDS.get(kind, 'warning(s)')}{where}: {', '.join(named)}")
     return lines
 
 

@@ -70,12 +70,12 @@ class Headline:
         return f"{self.task}/{self.metric}"
 
 
-#: the kinds of :class:`Omission`, as the export's summary groups them, and what each means
+#: the kinds of :class:`Omission`, as the export's summary groups them, and what each means after its count
 OMISSION_KINDS = {
-    "left out": "headlines left out (a value EEE cannot hold, or no direction to rank by)",
-    "no CI": "published without a 95% CI",
-    "no per-item lines": "published without per-item lines",
-    "nothing to publish": "nothing to publish",
+    "left out": "headline(s) left out (a value EEE cannot hold, or no direction to rank by)",
+    "no CI": "headline(s) published without a 95% CI",
+    "no per-item lines": "task(s) or headline(s) published without (some) per-item lines",
+    "nothing to publish": "task(s) or run(s) with nothing to publish",
 }
 
 
