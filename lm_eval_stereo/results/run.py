@@ -341,7 +341,7 @@ class Run:
         check_metrics`: what cannot be used is ``Unusable``); a metric of a second filter is named ``name[filter]``.
         One of lm_eval's own tasks that a benchmark declares gains what its logged samples add (:meth:`recomputed`:
         interval bounds, counts of undefined resamples, declared figures lm_eval does not report); lm_eval's own
-        numbers stay as they are."""
+        numbers stay as they are, and :func:`lm_eval_stereo.results.provenance.provenance` says which is which."""
 
         def read() -> tuple[dict[str, Any], dict[str, Any]]:
             values, stderrs, problems = check_metrics(task, *self.raw_metrics(task), self.declaration(task))
