@@ -1012,5 +1012,7 @@ def test_hf_and_hf_prefix_runs_of_one_task_are_kept_apart_named_by_the_backend(t
     assert [row.label for row in report.rows] == ["org/model [model=hf-prefix]", "org/model [model=hf]"]
     assert len(report.task_cells("stereoset_multi_en")) == 2
     (apart,) = [finding.message for finding in report.warnings if finding.kind == "runs kept apart"]
-    assert apart.startswith("hf pretrained=org/model: runs of one model that differ in what changes the numbers")
+    assert apart.startswith("hf pretrained=org/model: runs kept apart, one row each, as they differ in what changes")
+    markdown = render_markdown(report)
+    assert f"- ⚠ {apart}" in markdown, "the warning, once, under the results"
     assert f"[model=hf-prefix]: {tmp_path / 'a'}" in apart and f"[model=hf]: {tmp_path / 'b'}" in apart

@@ -230,8 +230,7 @@ KIND_MEANINGS = {
     "unknown metric set": "whose metric set this lm-eval-stereo does not know (a newer plugin, or a benchmark not "
     "installed here)",
     "tied runs": "with runs of one model on the same date: the stated rule picked one, the other is named",
-    "runs kept apart": "of one model that differ in what changes the numbers (dtype, backend, revision, chat "
-    "template): one row each, named by what differs",
+    "runs kept apart": "",  # its message says it all: the model, what differs, the files
     "no interval": "of lm_eval's own shown with lm_eval's numbers and no 95% CI",
 }
 

@@ -555,7 +555,7 @@ def kept_apart(runs: list[Run], tasks: Callable[[Run], list[str]] | None = None)
             f"[{apart}]: {group[0].path}" + (f" and {len(group) - 1} more" if len(group) > 1 else "")
             for apart, group in settings.items()
         )
-        message = f"{identity}: runs of one model that differ in what changes the numbers, kept apart: {files}"
+        message = f"{identity}: runs kept apart, one row each, as they differ in what changes the numbers: {files}"
         findings.append(Finding("", "", "runs kept apart", message))
     return findings
 
