@@ -9,10 +9,10 @@ when ``lm_eval._cli.harness`` is executed, the pre-0.4.10 listing flags (``--tas
 executed, lm_eval's base ``LM`` gets a method per masked-LM request type (:data:`MASKED_REQUEST_TYPES`) that stops a
 run of a masked-LM task on a model that cannot serve it with a message naming ``--model hf-mlm``; ``lm_eval.utils``'s
 console table shortens long text metrics; lm_eval's API models (``lm_eval.models.api_models``,
-``openai_completions``), its ``evaluate`` and ``--use_cache`` get the served-model fixes of
-:mod:`lm_eval_stereo.models.served`. With ``LM_EVAL_STEREO_ONLY_PLUGIN_TASKS=1`` the ``TaskManager`` indexes
-the plugin's tasks and ``--include_path`` only, not lm_eval's own ~14,000 task files (start-up about 10 s faster on a
-2-core CPU; lm_eval's own tasks are then unknown to that run).
+``openai_completions``) and its ``evaluate`` get the served-model fixes of :mod:`lm_eval_stereo.models.served`,
+``--use_cache`` the checks of :mod:`lm_eval_stereo.models.answer_cache`. With ``LM_EVAL_STEREO_ONLY_PLUGIN_TASKS=1``
+the ``TaskManager`` indexes the plugin's tasks and ``--include_path`` only, not lm_eval's own ~14,000 task files
+(start-up about 10 s faster on a 2-core CPU; lm_eval's own tasks are then unknown to that run).
 
 This module is the plugin's one place that patches lm_eval; every patch is listed in ``_HOOKS``.
 
@@ -417,12 +417,12 @@ def _wrap(owner: Any, name: str, wrapper: Any) -> None:
 
 
 def patch_model_api(module: ModuleType) -> None:
-    """:func:`patch_language_model`, and make ``--use_cache`` keep only answered requests of served models
-    (:func:`lm_eval_stereo.models.served.caching_init_wrapper`)."""
-    from lm_eval_stereo.models import served
+    """:func:`patch_language_model`, and make ``--use_cache`` hold one backend's answers and keep only answered
+    requests of served models (:func:`lm_eval_stereo.models.answer_cache.caching_init_wrapper`)."""
+    from lm_eval_stereo.models import answer_cache
 
     patch_language_model(module)
-    _wrap(module.CachingLM, "__init__", served.caching_init_wrapper)
+    _wrap(module.CachingLM, "__init__", answer_cache.caching_init_wrapper)
 
 
 def patch_api_models(module: ModuleType) -> None:

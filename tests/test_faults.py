@@ -27,6 +27,7 @@ from lm_eval_counting import calls
 from lm_eval_runner import LmEvalRun, assert_same_metrics, lm_eval_command, read_outputs, run_lm_eval, start_lm_eval
 
 from lm_eval_stereo.cli import main
+from lm_eval_stereo.models.answer_cache import OWNER_KEY
 
 TASKS = ("stereoset_multi_en", "gest_en")
 LIMIT = 30
@@ -43,13 +44,15 @@ def lm_eval_args(model: str, pretrained: Path, cache: Path) -> list[str]:
 
 
 def cached_requests(cache: Path) -> int:
-    """Rows of lm_eval's request cache ``<cache>_rank0.db`` (a sqlitedict table), read while it may be written."""
+    """Answers in lm_eval's request cache ``<cache>_rank0.db`` (a sqlitedict table; the plugin's record of whose
+    answers they are aside), read while it may be written."""
     database = cache.with_name(f"{cache.name}_rank0.db")
     if not database.exists():
         return 0
     try:
         with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=0.1)) as connection:
-            return connection.execute('SELECT COUNT(*) FROM "unnamed"').fetchone()[0]
+            query = 'SELECT COUNT(*) FROM "unnamed" WHERE key != ?'
+            return connection.execute(query, (OWNER_KEY,)).fetchone()[0]
     except sqlite3.OperationalError:  # the table is not there yet, or the writer holds the lock this instant
         return 0
 
