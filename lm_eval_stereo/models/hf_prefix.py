@@ -34,8 +34,10 @@ float mask and the restarting position ids (tests/test_hf_prefix.py); BLOOM (ALi
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -271,7 +273,7 @@ class HFPrefixLM(HFLM):
         very different numbers of requests: the longest rows come first); the requests scored so far are its postfix.
         Packing and choosing the batch size come before the bar: a line says that it starts and one what it gave."""
         shown = not disable_tqdm and self.rank == 0
-        say = tqdm.write if shown else lambda line: None
+        say = functools.partial(tqdm.write, file=sys.stderr) if shown else lambda line: None
         started = time.perf_counter()
         say(f"hf-prefix: packing {len(requests):,} requests into prefix trees (the progress bar follows)")
         rows = self.pack(self.token_requests(requests))

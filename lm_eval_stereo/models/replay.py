@@ -24,7 +24,7 @@ not answer: it is answered as an empty generation (which the tasks count as ``em
 the report shows it in the task's table. A prompt or output that is neither text nor ``null``, or a line without the
 output field, is an error naming the file, row and column.
 
-With ``--use_cache`` the database records the recordings it was written from (their path and digest,
+With ``--use_cache`` the database records the recordings it was written from (their digest,
 :meth:`ReplayLM.answer_facts`; another backend's or other recordings' database stops the run,
 :mod:`lm_eval_stereo.models.answer_cache`), each answer carries the place of its recording (:class:`RecordedOutput`),
 and an answer the cache serves is booked to that recording (:meth:`ReplayLM.served_from_cache`): used, not unused.
@@ -87,11 +87,12 @@ NAMED = 5
 
 class RecordedOutput(str):
     """A recorded output: the text itself, with the place (file:row) of its recording, which lm_eval's request cache
-    keeps with it, so that an answer the cache serves is traced to its recording."""
+    keeps with it, so that an answer the cache serves is traced to its recording (``""``: none, as when lm_eval builds
+    one from other text, e.g. ``type(result)(gold)``)."""
 
     place: str
 
-    def __new__(cls, text: str, place: str) -> RecordedOutput:
+    def __new__(cls, text: str, place: str = "") -> RecordedOutput:
         output = super().__new__(cls, text)
         output.place = place
         return output
@@ -207,8 +208,8 @@ class ReplayLM(LM):
 
     def answer_facts(self) -> dict[str, str]:
         """What this run's answers depend on (:func:`lm_eval_stereo.models.answer_cache.answers_of`): the recordings'
-        path and digest."""
-        return {"outputs": str(self.source), "sha256": self._digest}
+        digest (not their path: the same files elsewhere give the same answers)."""
+        return {"outputs_sha256": self._digest}
 
     def served_from_cache(self, answer: Any) -> None:
         """Book an answer lm_eval's request cache served (``--use_cache``) to its recording: used, not left unused."""
