@@ -371,8 +371,9 @@ def check_pretrained(model_args: Any) -> None:
 def patch_cli(module: ModuleType) -> None:
     """Translate ``lm_eval --tasks list`` (removed in 0.4.13) to ``lm_eval ls tasks``; check ``--output_path``, a
     local ``pretrained=`` folder and, for a served model, lm_eval's API packages and the server's ``base_url``; a task
-    whose optional extra is missing ends the run in one line naming the extra (:mod:`lm_eval_stereo.core.extras`), not
-    in a traceback."""
+    whose optional extra is missing ends the run in one line naming the extra (:mod:`lm_eval_stereo.core.extras`), and
+    a data problem (:class:`lm_eval_stereo.core.errors.DataError`: a malformed file named by file, row and field, data
+    that cannot be had) in one line saying it, not in a traceback."""
     cls = module.HarnessCLI
     original = cls.parse_args
     if getattr(original, "_lm_eval_stereo", False):
@@ -381,11 +382,12 @@ def patch_cli(module: ModuleType) -> None:
 
     @functools.wraps(execute)
     def execute_or_name_the_extra(self: Any, *args: Any, **kwargs: Any) -> Any:
+        from lm_eval_stereo.core.errors import DataError
         from lm_eval_stereo.core.extras import MissingExtraError
 
         try:
             return execute(self, *args, **kwargs)
-        except MissingExtraError as exc:
+        except (MissingExtraError, DataError) as exc:
             sys.stderr.write(f"lm-eval-stereo: {exc}\n")
             raise SystemExit(2) from None
 

@@ -188,3 +188,13 @@ def test_answers_served_by_use_cache_are_booked_to_their_recordings(tmp_path: Pa
     line = stopped.stderr.strip().splitlines()[-1]
     assert line.startswith(f"lm-eval-stereo: --use_cache: {cache}_rank0.db holds the answers of --model replay (")
     assert "; this run is --model replay (outputs_sha256=" in line and line.endswith("or delete that file")
+
+
+def test_a_line_without_the_output_field_stops_the_run_naming_file_and_line(tmp_path: Path) -> None:
+    recordings = tmp_path / "recorded.jsonl"
+    recordings.write_text(json.dumps({"full_prompt": "p", "output": "a"}) + "\n" + json.dumps({"full_prompt": "q"}))
+    run = run_lm_eval(replay_args(recordings, "--limit", "1"), tmp_path / "out", check=False)
+    assert run.returncode == 2 and run.results == {} and "Traceback" not in run.stderr
+    assert (
+        run.stderr.strip().splitlines()[-1] == f"lm-eval-stereo: {recordings}, row 2, field 'output': field is missing"
+    )
