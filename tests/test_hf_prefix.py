@@ -265,7 +265,26 @@ def test_progress_bar_counts_the_tokens_forwarded_and_the_requests_scored(models
     lines = capsys.readouterr().err.splitlines()
     assert f"hf-prefix: packing {len(PAIRS)} requests into prefix trees (the progress bar follows)" in lines
     packed = next(line for line in lines if line.startswith(f"hf-prefix: {len(PAIRS)} requests packed into "))
-    assert f", {len(forwarded)} batches of up to 3 rows, {sum(forwarded)} tokens to forward (" in packed
+    assert packed.endswith(f" s), {len(forwarded)} batches of up to 3 rows, {sum(forwarded)} tokens to forward")
+
+
+def test_auto_batch_size_tries_no_more_rows_than_there_are(models, monkeypatch):
+    """``auto`` finds the batch size by forwarding a trial batch of the longest row: never more rows than the call
+    packs (``max_batch_size`` 8 here), as no batch holds more."""
+    prefix = models["prefix", "auto"]
+    encoded = [(pair, *prefix._encode_pair(*pair)) for pair in PAIRS if pair[0]]
+    rows = prefix.pack(prefix.token_requests(encoded))
+    assert 1 < len(rows) < prefix.max_batch_size
+    tried = []
+    batch_inputs = prefix.batch_inputs
+
+    def recording_inputs(batch, tree=None):
+        tried.append(len(batch))
+        return batch_inputs(batch, tree)
+
+    monkeypatch.setattr(prefix, "batch_inputs", recording_inputs)
+    prefix.loglikelihood([Instance("loglikelihood", {}, pair, n) for n, pair in enumerate(PAIRS) if pair[0]])
+    assert tried[0] == len(rows) and max(tried) == len(rows)
 
 
 def test_unsupported_model_falls_back_with_one_log_line(tiny_causal, tmp_path, caplog):

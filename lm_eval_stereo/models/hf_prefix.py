@@ -280,15 +280,23 @@ class HFPrefixLM(HFLM):
         shown = not disable_tqdm and self.rank == 0
         say = functools.partial(tqdm.write, file=sys.stderr) if shown else lambda line: None
         started = time.perf_counter()
-        say(f"hf-prefix: packing {len(requests):,} requests into prefix trees (the progress bar follows)")
+        auto = str(self.batch_size).startswith("auto")
+        say(
+            f"hf-prefix: packing {len(requests):,} requests into prefix trees"
+            + (", then trying the largest batch that fits (batch_size auto)" if auto else "")
+            + " (the progress bar follows)"
+        )
         rows = self.pack(self.token_requests(requests))
         rows.sort(key=lambda row: -len(row))
+        packed = time.perf_counter()
         batch_size = self._rows_batch_size(rows)
         planned = list(batches(rows, batch_size))
         costs = [forwarded_tokens(batch) for batch in planned]
         say(
-            f"hf-prefix: {len(requests):,} requests packed into {len(rows):,} rows, {len(planned):,} batches of up to "
-            f"{batch_size} rows, {sum(costs):,} tokens to forward ({time.perf_counter() - started:.1f} s)"
+            f"hf-prefix: {len(requests):,} requests packed into {len(rows):,} rows ({packed - started:.1f} s), "
+            f"{len(planned):,} batches of up to {batch_size} rows"
+            + (f" (found in {time.perf_counter() - packed:.1f} s)" if auto else "")
+            + f", {sum(costs):,} tokens to forward"
         )
         results: list[tuple[float, bool] | None] = [None] * len(requests)
         pbar = tqdm(
@@ -316,15 +324,20 @@ class HFPrefixLM(HFLM):
         """``batch_size`` rows, or with ``auto`` (and ``auto:N``) the largest batch of the longest row that fits.
 
         Detected once per call, as a tree row (the costlier layout), halving on out-of-memory (accelerate's
-        ``find_executable_batch_size`` from ``max_batch_size``); data-parallel ranks take the minimum, like HFLM.
+        ``find_executable_batch_size`` from ``max_batch_size``, or from the number of rows when there are fewer: a
+        batch never holds more, and the trial forward costs as much as the batch it tries); data-parallel ranks take
+        the minimum, like HFLM.
         """
         if not str(self.batch_size).startswith("auto"):
             return int(self.batch_size)
         if not rows:
             return 1
         longest = rows[0]
+        most_rows = len(rows)
+        if self.world_size > 1:
+            most_rows = int(self.all_gather(torch.tensor([most_rows], device=self.device)).max())
 
-        @find_executable_batch_size(starting_batch_size=self.max_batch_size)
+        @find_executable_batch_size(starting_batch_size=max(1, min(self.max_batch_size, most_rows)))
         def forward(batch_size: int) -> int:
             self._forward_scored([longest] * batch_size, tree=True)
             return batch_size
