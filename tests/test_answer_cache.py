@@ -61,7 +61,7 @@ def last_line(run: LmEvalRun) -> str:
 def test_another_backend_s_cache_stops_the_run_in_one_line(runs, tiny_causal, run, cache, owner, model):
     stopped = runs[run]
     database = Path(runs["hf"].output_dir).parent / "caches" / f"{cache}_rank0.db"
-    facts = f"(pretrained={tiny_causal}, dtype=float32)"
+    facts = f"(pretrained={tiny_causal}, revision=main, dtype=float32)"
     assert stopped.returncode == 2 and stopped.results == {}
     assert last_line(stopped) == (
         f"lm-eval-stereo: --use_cache: {database} holds the answers of --model {owner} {facts}; this run is "

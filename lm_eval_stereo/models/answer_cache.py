@@ -48,23 +48,25 @@ def backend_name(lm: Any) -> str:
 
 def answers_of(lm: Any) -> dict[str, str]:
     """What the answers of ``lm`` depend on: its backend, and its own ``answer_facts()`` where it names them, else the
-    model's name (``pretrained``, an API model's ``model``), dtype and ``mixed_precision_dtype`` where it has them."""
+    model's name (``pretrained``, an API model's ``model``), revision, dtype and ``mixed_precision_dtype`` where it
+    has them (``hf`` and its subclasses; vLLM's engine arguments)."""
     facts = {"model": backend_name(lm)}
     own = getattr(lm, "answer_facts", None)
     if callable(own):
         return {**facts, **own()}
     network = getattr(lm, "_model", None)
-    config = getattr(network, "config", None)
-    name = getattr(config, "_name_or_path", None) or getattr(lm, "pretrained", None)
-    if not isinstance(name, str):
-        name = getattr(lm, "model", None)
-    if isinstance(name, str) and name:
-        facts["pretrained"] = name
-    for fact, value in (
-        ("dtype", getattr(network, "dtype", None)),
-        ("autocast", getattr(lm, "mixed_precision_dtype", None)),
-    ):
-        if value is not None:
+    config = getattr(network, "config", None) or getattr(lm, "_config", None)
+    engine = getattr(lm, "model_args", None)
+    engine = engine if isinstance(engine, dict) else {}
+    names = (getattr(config, "_name_or_path", None), getattr(lm, "pretrained", None), getattr(lm, "model", None))
+    found = {
+        "pretrained": next((name for name in names if isinstance(name, str) and name), None),
+        "revision": getattr(lm, "revision", None) or engine.get("revision"),
+        "dtype": getattr(network, "dtype", None) or engine.get("dtype"),
+        "autocast": getattr(lm, "mixed_precision_dtype", None),
+    }
+    for fact, value in found.items():
+        if value is not None and (not isinstance(value, str) or value):
             facts[fact] = str(value).removeprefix("torch.")
     return facts
 
