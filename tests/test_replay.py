@@ -198,3 +198,18 @@ def test_a_line_without_the_output_field_stops_the_run_naming_file_and_line(tmp_
     assert (
         run.stderr.strip().splitlines()[-1] == f"lm-eval-stereo: {recordings}, row 2, field 'output': field is missing"
     )
+
+
+def test_an_answer_the_cache_serves_twice_is_counted_again_not_booked_twice(tmp_path: Path) -> None:
+    """Repeated identical greedy requests share one cache entry: the second serving of a recording is counted (and
+    warned about), the recording booked once, the prompt's other recording left unused."""
+    from lm_eval_stereo.models.replay import RecordedOutput
+
+    recordings = tmp_path / "recorded.jsonl"
+    recordings.write_text("".join(json.dumps({"full_prompt": "p", "output": o}) + "\n" for o in ("a", "b")))
+    lm = ReplayLM(outputs=str(recordings))
+    lm.served_from_cache(RecordedOutput("b", f"{recordings}:2"))
+    lm.served_from_cache(RecordedOutput("b", f"{recordings}:2"))
+    counts = lm.accounting()
+    assert (counts["served_from_cache"], counts["served_from_cache_again"]) == (1, 1)
+    assert (counts["used"], counts["unused_first"]) == (1, [f"{recordings}:1"])
