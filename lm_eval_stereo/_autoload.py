@@ -9,10 +9,10 @@ when ``lm_eval._cli.harness`` is executed, the pre-0.4.10 listing flags (``--tas
 executed, lm_eval's base ``LM`` gets a method per masked-LM request type (:data:`MASKED_REQUEST_TYPES`) that stops a
 run of a masked-LM task on a model that cannot serve it with a message naming ``--model hf-mlm``; ``lm_eval.utils``'s
 console table shortens long text metrics; lm_eval's API models (``lm_eval.models.api_models``,
-``openai_completions``), its ``evaluate`` and ``--use_cache`` get the served-model fixes of
-:mod:`lm_eval_stereo.models.served`. With ``LM_EVAL_STEREO_ONLY_PLUGIN_TASKS=1`` the ``TaskManager`` indexes
-the plugin's tasks and ``--include_path`` only, not lm_eval's own ~14,000 task files (start-up about 10 s faster on a
-2-core CPU; lm_eval's own tasks are then unknown to that run).
+``openai_completions``) and its ``evaluate`` get the served-model fixes of :mod:`lm_eval_stereo.models.served`,
+``--use_cache`` the checks of :mod:`lm_eval_stereo.models.answer_cache`. With ``LM_EVAL_STEREO_ONLY_PLUGIN_TASKS=1``
+the ``TaskManager`` indexes the plugin's tasks and ``--include_path`` only, not lm_eval's own ~14,000 task files
+(start-up about 10 s faster on a 2-core CPU; lm_eval's own tasks are then unknown to that run).
 
 This module is the plugin's one place that patches lm_eval; every patch is listed in ``_HOOKS``.
 
@@ -371,8 +371,9 @@ def check_pretrained(model_args: Any) -> None:
 def patch_cli(module: ModuleType) -> None:
     """Translate ``lm_eval --tasks list`` (removed in 0.4.13) to ``lm_eval ls tasks``; check ``--output_path``, a
     local ``pretrained=`` folder and, for a served model, lm_eval's API packages and the server's ``base_url``; a task
-    whose optional extra is missing ends the run in one line naming the extra (:mod:`lm_eval_stereo.core.extras`), not
-    in a traceback."""
+    whose optional extra is missing ends the run in one line naming the extra (:mod:`lm_eval_stereo.core.extras`), and
+    a data problem (:class:`lm_eval_stereo.core.errors.DataError`: a malformed file named by file, row and field, data
+    that cannot be had) in one line saying it, not in a traceback."""
     cls = module.HarnessCLI
     original = cls.parse_args
     if getattr(original, "_lm_eval_stereo", False):
@@ -381,11 +382,12 @@ def patch_cli(module: ModuleType) -> None:
 
     @functools.wraps(execute)
     def execute_or_name_the_extra(self: Any, *args: Any, **kwargs: Any) -> Any:
+        from lm_eval_stereo.core.errors import DataError
         from lm_eval_stereo.core.extras import MissingExtraError
 
         try:
             return execute(self, *args, **kwargs)
-        except MissingExtraError as exc:
+        except (MissingExtraError, DataError) as exc:
             sys.stderr.write(f"lm-eval-stereo: {exc}\n")
             raise SystemExit(2) from None
 
@@ -417,12 +419,12 @@ def _wrap(owner: Any, name: str, wrapper: Any) -> None:
 
 
 def patch_model_api(module: ModuleType) -> None:
-    """:func:`patch_language_model`, and make ``--use_cache`` keep only answered requests of served models
-    (:func:`lm_eval_stereo.models.served.caching_init_wrapper`)."""
-    from lm_eval_stereo.models import served
+    """:func:`patch_language_model`, and make ``--use_cache`` hold one backend's answers and keep only answered
+    requests of served models (:func:`lm_eval_stereo.models.answer_cache.caching_init_wrapper`)."""
+    from lm_eval_stereo.models import answer_cache
 
     patch_language_model(module)
-    _wrap(module.CachingLM, "__init__", served.caching_init_wrapper)
+    _wrap(module.CachingLM, "__init__", answer_cache.caching_init_wrapper)
 
 
 def patch_api_models(module: ModuleType) -> None:

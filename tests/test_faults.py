@@ -27,6 +27,7 @@ from lm_eval_counting import calls
 from lm_eval_runner import LmEvalRun, assert_same_metrics, lm_eval_command, read_outputs, run_lm_eval, start_lm_eval
 
 from lm_eval_stereo.cli import main
+from lm_eval_stereo.models.answer_cache import OWNER_KEY
 
 TASKS = ("stereoset_multi_en", "gest_en")
 LIMIT = 30
@@ -42,14 +43,19 @@ def lm_eval_args(model: str, pretrained: Path, cache: Path) -> list[str]:
     return [*args, "--batch_size", "1", "--tasks", ",".join(TASKS), "--limit", str(LIMIT), "--use_cache", str(cache)]
 
 
-def cached_requests(cache: Path) -> int:
-    """Rows of lm_eval's request cache ``<cache>_rank0.db`` (a sqlitedict table), read while it may be written."""
+def cached_requests(cache: Path, writer_killed: bool = False) -> int:
+    """Answers in lm_eval's request cache ``<cache>_rank0.db`` (a sqlitedict table; the plugin's record of whose
+    answers they are aside), read while it may be written (read-only), or once its writer was killed (read-write:
+    a transaction the kill cut off is rolled back, as the resumed run does, where a read-only reader finds the file
+    locked)."""
     database = cache.with_name(f"{cache.name}_rank0.db")
     if not database.exists():
         return 0
+    mode = "rw" if writer_killed else "ro"
     try:
-        with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=0.1)) as connection:
-            return connection.execute('SELECT COUNT(*) FROM "unnamed"').fetchone()[0]
+        with closing(sqlite3.connect(f"file:{database}?mode={mode}", uri=True, timeout=0.1)) as connection:
+            query = 'SELECT COUNT(*) FROM "unnamed" WHERE key != ?'
+            return connection.execute(query, (OWNER_KEY,)).fetchone()[0]
     except sqlite3.OperationalError:  # the table is not there yet, or the writer holds the lock this instant
         return 0
 
@@ -94,7 +100,7 @@ def interrupted(request: pytest.FixtureRequest, tiny_causal: Path, tmp_path_fact
         lm_eval_args(model, tiny_causal, cache), root / "killed", launcher=counting("killed")
     )
     status = kill_part_way(command, env, root / "killed", cache)
-    cached_at_kill = cached_requests(cache)
+    cached_at_kill = cached_requests(cache, writer_killed=True)
     resumed = run_lm_eval(lm_eval_args(model, tiny_causal, cache), root / "resumed", launcher=counting("resumed"))
     return Interrupted(
         fresh,

@@ -222,6 +222,71 @@ def test_rolling_loglikelihood_is_hflm_s(models):
     assert models["prefix", 3].loglikelihood_rolling(instances) == models["hf", 3].loglikelihood_rolling(instances)
 
 
+def test_progress_bar_counts_the_tokens_forwarded_and_the_requests_scored(models, monkeypatch, capsys):
+    """The bar's total is the tokens the forwards compute (each batch: its rows times its widest row) and each batch
+    advances it by exactly the size of the input it forwarded (captured at the model's input), so rate and estimate
+    hold from the first batch; its postfix counts the requests scored; two lines before it say what packing did."""
+    from lm_eval_stereo.models import hf_prefix
+
+    bars = []
+
+    class RecordingBar(hf_prefix.tqdm):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.steps, self.postfixes = [], []
+            bars.append(self)
+
+        def update(self, n=1):
+            self.steps.append(n)
+            return super().update(n)
+
+        def set_postfix_str(self, s="", refresh=True):
+            self.postfixes.append(s)
+            return super().set_postfix_str(s, refresh)
+
+    prefix = models["prefix", 3]
+    forwarded = []
+    batch_inputs = prefix.batch_inputs
+
+    def recording_inputs(batch, tree=None):
+        kwargs, keep = batch_inputs(batch, tree)
+        forwarded.append(kwargs["input_ids"].numel())
+        return kwargs, keep
+
+    monkeypatch.setattr(hf_prefix, "tqdm", RecordingBar)
+    monkeypatch.setattr(prefix, "batch_inputs", recording_inputs)
+    capsys.readouterr()
+    prefix.loglikelihood([Instance("loglikelihood", {}, pair, n) for n, pair in enumerate(PAIRS)])
+    [bar] = bars
+    assert len(forwarded) >= 2 and bar.steps == forwarded and bar.total == bar.n == sum(forwarded)
+    scored = [int(postfix.split("/")[0]) for postfix in bar.postfixes]
+    assert len(scored) == len(forwarded) and scored == sorted(scored) and scored[0] > 0
+    assert bar.postfixes[-1] == f"{len(PAIRS)}/{len(PAIRS)} requests"
+    lines = capsys.readouterr().err.splitlines()
+    assert f"hf-prefix: packing {len(PAIRS)} requests into prefix trees (the progress bar follows)" in lines
+    packed = next(line for line in lines if line.startswith(f"hf-prefix: {len(PAIRS)} requests packed into "))
+    assert packed.endswith(f" s), {len(forwarded)} batches of up to 3 rows, {sum(forwarded)} tokens to forward")
+
+
+def test_auto_batch_size_tries_no_more_rows_than_there_are(models, monkeypatch):
+    """``auto`` finds the batch size by forwarding a trial batch of the longest row: never more rows than the call
+    packs (``max_batch_size`` 8 here), as no batch holds more."""
+    prefix = models["prefix", "auto"]
+    encoded = [(pair, *prefix._encode_pair(*pair)) for pair in PAIRS if pair[0]]
+    rows = prefix.pack(prefix.token_requests(encoded))
+    assert 1 < len(rows) < prefix.max_batch_size
+    tried = []
+    batch_inputs = prefix.batch_inputs
+
+    def recording_inputs(batch, tree=None):
+        tried.append(len(batch))
+        return batch_inputs(batch, tree)
+
+    monkeypatch.setattr(prefix, "batch_inputs", recording_inputs)
+    prefix.loglikelihood([Instance("loglikelihood", {}, pair, n) for n, pair in enumerate(PAIRS) if pair[0]])
+    assert tried[0] == len(rows) and max(tried) == len(rows)
+
+
 def test_unsupported_model_falls_back_with_one_log_line(tiny_causal, tmp_path, caplog):
     """BLOOM (ALiBi, no position ids) cannot take packed trees: plain path, one warning, same numbers."""
     from transformers import AutoTokenizer, BloomConfig, BloomForCausalLM

@@ -317,12 +317,13 @@ def test_credentials_are_removed_from_urls_and_model_args():
 def test_unanswered_texts_are_empty_outputs_the_request_cache_never_keeps():
     import pickle
 
-    from lm_eval_stereo.models.served import AnsweredOnly, Unanswered, cut_at_stops
+    from lm_eval_stereo.models.answer_cache import AnswerCache
+    from lm_eval_stereo.models.served import Unanswered, cut_at_stops
 
     text = pickle.loads(pickle.dumps(Unanswered("")))
     assert isinstance(text, Unanswered) and text == "" and not text
     store: dict = {}
-    cache = AnsweredOnly(store)
+    cache = AnswerCache(store)
     cache["a"], cache["b"], cache["c"] = "Ja", Unanswered(""), ""
     assert store == {"a": "Ja", "c": ""} and "b" not in cache and cache["a"] == "Ja"
     assert cut_at_stops("Muž je silný.\n\nEnglish: x", ["\n\n", "\nEnglish:"]) == "Muž je silný."

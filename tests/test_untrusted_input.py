@@ -149,7 +149,8 @@ def test_replay_accounts_for_every_recording(tmp_path: Path) -> None:
     assert run.results["config"]["replay"] == {
         "source": str(recorded), "recorded": 4, "used": 2, "unused": 2,
         "unused_first": [f"{recorded}:3", f"{recorded}:4"], "prompts_recorded_more_than_once": 1,
-        "null_outputs": 1, "null_outputs_first": [f"{recorded}:2"],
+        "null_outputs": 1, "null_outputs_first": [f"{recorded}:2"], "served_from_cache": 0,
+        "served_from_cache_again": 0,
     }  # fmt: skip
     assert run.metric("gerbbq_amb", "empty") == pytest.approx(1 / 2)
     assert "2 of 4 recorded outputs left unused" in run.stderr

@@ -18,6 +18,11 @@ it knows the reference's token split, :mod:`lm_eval_stereo.core.token_split`) in
 strings, where those ids are this model's encoding of the request's text; such answers are ``ReferenceTokensAnswer``s,
 so the task flags no token boundary for them. The plain-path fallback below scores them too.
 
+Progress and the request cache: the progress bar counts the tokens forwarded (what a forward costs; batches hold very
+different numbers of requests), the requests scored its postfix; packing, before it, is announced in two lines. With
+``--use_cache`` each answer is stored as it is scored, those that scored reference tokens marked
+(:class:`MarkingCacheHook`), and the file holds this backend's answers only (:mod:`lm_eval_stereo.models.answer_cache`).
+
 Why packing and not a reused KV cache: both were prototyped on the bench model (GPT-2 shape, 8 layers, width 512, CPU,
 batch 32) over stereoset_multi + gest_en + gerbbq_mc (20 documents per task, 500 requests) and timed in one run against
 plain ``hf`` (37,187 tokens, 68.1 s): the KV cache (contexts first, then the continuations against their context's
@@ -34,9 +39,13 @@ float mask and the restarting position ids (tests/test_hf_prefix.py); BLOOM (ALi
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
+import sys
+import time
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -73,6 +82,19 @@ def takes_boolean_logits_to_keep(model: torch.nn.Module) -> bool:
     )
 
 
+class MarkingCacheHook:
+    """lm_eval's cache hook during one ``loglikelihood`` call: the answers to requests whose reference tokens were
+    scored are stored as :class:`ReferenceTokensAnswer` (marked) as each is scored, so that a run resumed from a
+    killed one's ``--use_cache`` reads them as what they are."""
+
+    def __init__(self, hook: Any, exact_keys: set[tuple[str, str]]) -> None:
+        self._hook, self._exact_keys = hook, exact_keys
+
+    def add_partial(self, attr: str, req: Any, res: Any) -> None:
+        marked = attr == "loglikelihood" and tuple(req) in self._exact_keys
+        self._hook.add_partial(attr, req, ReferenceTokensAnswer(res) if marked else res)
+
+
 def batches(rows: list[Row], batch_size: int) -> Iterator[list[Row]]:
     """``rows`` (sorted longest first) in batches of at most ``batch_size``, chains and trees apart (chains need no
     mask); a batch also ends before a row shorter than half its first row, so padding stays under half of it."""
@@ -87,6 +109,11 @@ def batches(rows: list[Row], batch_size: int) -> Iterator[list[Row]]:
             batch.append(row)
         if batch:
             yield batch
+
+
+def forwarded_tokens(batch: list[Row]) -> int:
+    """Positions one forward of ``batch`` computes: its rows, each as wide as the widest (padding included)."""
+    return len(batch) * max(len(row) for row in batch)
 
 
 class HFPrefixLM(HFLM):
@@ -186,10 +213,15 @@ class HFPrefixLM(HFLM):
         exact: set[int] = set()
         if override_bs is None and splits is not None and len(splits) == len(requests):
             requests, exact = self.with_reference_tokens(requests, splits)
-        if self.prefix_fallback_reason or override_bs is not None:
-            answers = super()._loglikelihood_tokens(requests, disable_tqdm=disable_tqdm, override_bs=override_bs)
-        else:
-            answers = self._prefix_loglikelihood(requests, disable_tqdm=disable_tqdm)
+        hook = self.cache_hook
+        self.cache_hook = MarkingCacheHook(hook, {tuple(requests[n][0]) for n in exact if requests[n][0] is not None})
+        try:
+            if self.prefix_fallback_reason or override_bs is not None:
+                answers = super()._loglikelihood_tokens(requests, disable_tqdm=disable_tqdm, override_bs=override_bs)
+            else:
+                answers = self._prefix_loglikelihood(requests, disable_tqdm=disable_tqdm)
+        finally:
+            self.cache_hook = hook
         return [ReferenceTokensAnswer(answer) if n in exact else answer for n, answer in enumerate(answers)]
 
     def with_reference_tokens(
@@ -241,22 +273,50 @@ class HFPrefixLM(HFLM):
     def _prefix_loglikelihood(
         self, requests: list[EncodedRequest], disable_tqdm: bool = False
     ) -> list[tuple[float, bool]]:
+        """Pack, then score batch by batch. The progress bar counts the tokens forwarded (each batch's rows times its
+        widest row: what a forward costs), so that its rate and estimate hold from the first batch on (batches hold
+        very different numbers of requests: the longest rows come first); the requests scored so far are its postfix.
+        Packing and choosing the batch size come before the bar: a line says that it starts and one what it gave."""
+        shown = not disable_tqdm and self.rank == 0
+        say = functools.partial(tqdm.write, file=sys.stderr) if shown else lambda line: None
+        started = time.perf_counter()
+        auto = str(self.batch_size).startswith("auto")
+        say(
+            f"hf-prefix: packing {len(requests):,} requests into prefix trees"
+            + (", then trying the largest batch that fits (batch_size auto)" if auto else "")
+            + " (the progress bar follows)"
+        )
         rows = self.pack(self.token_requests(requests))
         rows.sort(key=lambda row: -len(row))
+        packed = time.perf_counter()
         batch_size = self._rows_batch_size(rows)
+        planned = list(batches(rows, batch_size))
+        costs = [forwarded_tokens(batch) for batch in planned]
+        say(
+            f"hf-prefix: {len(requests):,} requests packed into {len(rows):,} rows ({packed - started:.1f} s), "
+            f"{len(planned):,} batches of up to {batch_size} rows"
+            + (f" (found in {time.perf_counter() - packed:.1f} s)" if auto else "")
+            + f", {sum(costs):,} tokens to forward"
+        )
         results: list[tuple[float, bool] | None] = [None] * len(requests)
         pbar = tqdm(
-            total=len(requests),
-            disable=(disable_tqdm or (self.rank != 0)),
+            total=sum(costs),
+            disable=not shown,
             desc="Running loglikelihood requests (shared prefixes)",
+            unit="tok",
+            unit_scale=True,
         )
-        for batch in batches(rows, batch_size):
-            for index, answer in self._score_batch(batch):
+        scored = 0
+        for batch, cost in zip(planned, costs):
+            answers = self._score_batch(batch)
+            for index, answer in answers:
                 results[index] = answer
                 key = requests[index][0]
                 if key is not None:
                     self.cache_hook.add_partial("loglikelihood", key, answer)
-                pbar.update(1)
+            scored += len(answers)
+            pbar.set_postfix_str(f"{scored:,}/{len(requests):,} requests", refresh=False)
+            pbar.update(cost)
         pbar.close()
         return results  # type: ignore[return-value]
 
@@ -264,15 +324,20 @@ class HFPrefixLM(HFLM):
         """``batch_size`` rows, or with ``auto`` (and ``auto:N``) the largest batch of the longest row that fits.
 
         Detected once per call, as a tree row (the costlier layout), halving on out-of-memory (accelerate's
-        ``find_executable_batch_size`` from ``max_batch_size``); data-parallel ranks take the minimum, like HFLM.
+        ``find_executable_batch_size`` from ``max_batch_size``, or from the number of rows when there are fewer: a
+        batch never holds more, and the trial forward costs as much as the batch it tries); data-parallel ranks take
+        the minimum, like HFLM.
         """
         if not str(self.batch_size).startswith("auto"):
             return int(self.batch_size)
         if not rows:
             return 1
         longest = rows[0]
+        most_rows = len(rows)
+        if self.world_size > 1:
+            most_rows = int(self.all_gather(torch.tensor([most_rows], device=self.device)).max())
 
-        @find_executable_batch_size(starting_batch_size=self.max_batch_size)
+        @find_executable_batch_size(starting_batch_size=max(1, min(self.max_batch_size, most_rows)))
         def forward(batch_size: int) -> int:
             self._forward_scored([longest] * batch_size, tree=True)
             return batch_size

@@ -17,13 +17,22 @@ than recorded, is an error. Log-likelihood requests are not supported.
 
 Every recording is accounted for in the results (``config.replay``, :meth:`ReplayLM.get_model_info`) and in one
 warning: how many were recorded and used, the recordings left unused (with ``--limit``, or a file with more outputs
-than the run's prompts; the first few by file and row), the prompts recorded more than once, and ``null`` outputs
-(a failed request: answered as an empty generation, which the tasks count as ``empty``). A prompt or output that is
-neither text nor ``null`` is an error naming the file, row and column.
+than the run's prompts; the first few by file and row), the prompts recorded more than once, ``null`` outputs, and
+the answers lm_eval's request cache served (``--use_cache``). A ``null`` output is a request the recorded model did
+not answer: it is answered as an empty generation (which the tasks count as ``empty``) and counted per task as
+``unanswered`` in the results, as a served model's failed requests are (:mod:`lm_eval_stereo.models.served`), so that
+the report shows it in the task's table. A prompt or output that is neither text nor ``null``, or a line without the
+output field, is an error naming the file, row and column.
+
+With ``--use_cache`` the database records the recordings it was written from (their digest,
+:meth:`ReplayLM.answer_facts`; another backend's or other recordings' database stops the run,
+:mod:`lm_eval_stereo.models.answer_cache`), each answer carries the place of its recording (:class:`RecordedOutput`),
+and an answer the cache serves is booked to that recording (:meth:`ReplayLM.served_from_cache`): used, not unused.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import defaultdict, deque
 from dataclasses import dataclass
@@ -34,6 +43,7 @@ from lm_eval.api.model import LM
 
 from lm_eval_stereo.core.errors import MalformedDataError
 from lm_eval_stereo.core.readers import read_csv, read_jsonl
+from lm_eval_stereo.models.served import Unanswered, count_unanswered
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +83,30 @@ class Recording:
 
 #: how many recordings a warning names before it counts the rest
 NAMED = 5
+
+
+class RecordedOutput(str):
+    """A recorded output: the text itself, with the place (file:row) of its recording, which lm_eval's request cache
+    keeps with it, so that an answer the cache serves is traced to its recording (``""``: none, as when lm_eval builds
+    one from other text, e.g. ``type(result)(gold)``)."""
+
+    place: str
+
+    def __new__(cls, text: str, place: str = "") -> RecordedOutput:
+        output = super().__new__(cls, text)
+        output.place = place
+        return output
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (RecordedOutput, (str(self), self.place))
+
+
+def digest(files: list[Path]) -> str:
+    """sha256 of the recordings' files (names and contents, in order): what a request cache of their answers holds."""
+    hasher = hashlib.sha256()
+    for file in files:
+        hasher.update(file.name.encode() + b"\0" + file.read_bytes() + b"\0")
+    return hasher.hexdigest()
 
 
 def read_recordings(path: Path, prompt_column: str, output_column: str) -> list[Recording]:
@@ -118,6 +152,9 @@ def recording_files(path: Path) -> list[Path]:
 class ReplayLM(LM):
     """A "model" that returns recorded outputs for known prompts (re-scoring, parity checks, offline demos)."""
 
+    #: ``null`` recordings are counted per task as ``unanswered`` (:func:`lm_eval_stereo.models.served.counting_model`)
+    COUNTS_UNANSWERED = True
+
     def __init__(
         self,
         outputs: str,
@@ -130,11 +167,18 @@ class ReplayLM(LM):
         self.source = Path(str(outputs)).expanduser()
         self.prefill = prefill
         self._queues: dict[str, deque[Recording]] = defaultdict(deque)
-        for file in recording_files(self.source):
+        self._places: dict[str, Recording] = {}
+        files = recording_files(self.source)
+        for file in files:
             for recording in read_recordings(file, prompt_column, output_column):
                 self._queues[recording.prompt].append(recording)
+                self._places[recording.place] = recording
+        self._digest = digest(files)
         self._recorded = {prompt: len(queue) for prompt, queue in self._queues.items()}
         self._answered_null: list[Recording] = []
+        #: recordings whose answers lm_eval's request cache served, and how often it served an answer again
+        self._from_cache: list[Recording] = []
+        self._from_cache_again = 0
         logger.info(
             "replay: %d recorded outputs for %d prompts from %s",
             sum(self._recorded.values()),
@@ -143,8 +187,10 @@ class ReplayLM(LM):
         )
 
     def accounting(self) -> dict[str, Any]:
-        """Every recording accounted for: recorded, used, left unused (the first :data:`NAMED` by file and row),
-        prompts recorded more than once, and the ``null`` outputs answered as empty generations."""
+        """Every recording accounted for: recorded, used (by this run, or earlier: served from the request cache),
+        left unused (the first :data:`NAMED` by file and row), prompts recorded more than once, the ``null`` outputs
+        answered as empty generations, and the cache's answers (and those it served again: repeated requests share one
+        cache entry)."""
         unused = sorted((r for queue in self._queues.values() for r in queue), key=lambda r: (str(r.file), r.row))
         recorded = sum(self._recorded.values())
         return {
@@ -156,10 +202,29 @@ class ReplayLM(LM):
             "prompts_recorded_more_than_once": sum(1 for count in self._recorded.values() if count > 1),
             "null_outputs": len(self._answered_null),
             "null_outputs_first": [r.place for r in self._answered_null[:NAMED]],
+            "served_from_cache": len(self._from_cache),
+            "served_from_cache_again": self._from_cache_again,
         }
 
+    def answer_facts(self) -> dict[str, str]:
+        """What this run's answers depend on (:func:`lm_eval_stereo.models.answer_cache.answers_of`): the recordings'
+        digest (not their path: the same files elsewhere give the same answers)."""
+        return {"outputs_sha256": self._digest}
+
+    def served_from_cache(self, answer: Any) -> None:
+        """Book an answer lm_eval's request cache served (``--use_cache``) to its recording: used, not left unused."""
+        recording = self._places.get(getattr(answer, "place", None))
+        queue = self._queues[recording.prompt] if recording is not None else None
+        if queue is None or recording not in queue:
+            self._from_cache_again += 1
+            return
+        queue.remove(recording)
+        self._from_cache.append(recording)
+
     def get_model_info(self) -> dict[str, Any]:
-        """What lm_eval adds to the results' ``config``: the :meth:`accounting` of the recordings under ``replay``."""
+        """What lm_eval adds to the results' ``config`` after the run: the :meth:`accounting` of the recordings under
+        ``replay`` (and its warning)."""
+        self._warn_unaccounted()
         return {"replay": self.accounting()}
 
     def _warn_unaccounted(self) -> None:
@@ -179,6 +244,11 @@ class ReplayLM(LM):
             )
         if counts["prompts_recorded_more_than_once"]:
             problems.append(f"{counts['prompts_recorded_more_than_once']} prompts recorded more than once")
+        if counts["served_from_cache_again"]:
+            problems.append(
+                f"{counts['served_from_cache_again']} answers served by --use_cache for a recording it had already "
+                "served (repeated identical requests share one cache entry): run without --use_cache"
+            )
         if problems:
             logger.warning("replay %s: %s (counted in the results' config.replay)", self.source, "; ".join(problems))
 
@@ -206,8 +276,10 @@ class ReplayLM(LM):
             recording = queue.popleft()
             if recording.output is None:
                 self._answered_null.append(recording)
-            outputs.append("" if recording.output is None else recording.output)
-        self._warn_unaccounted()
+                outputs.append(Unanswered(""))
+            else:
+                outputs.append(RecordedOutput(recording.output, recording.place))
+        count_unanswered(self, requests, outputs, empty_too=False)
         return outputs
 
     def loglikelihood(self, requests: list[Any], disable_tqdm: bool = False) -> list[tuple[float, bool]]:

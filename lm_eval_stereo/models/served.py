@@ -16,7 +16,8 @@ place that patches lm_eval) applies them to lm_eval 0.4.13:
   lm_eval's ``max_retries`` (HTTP error, timeout, connection refused) or whose message has no content (null, a
   refusal, a content filter) gives an :class:`Unanswered` empty text instead of ending the run: the task scores it as
   the empty output it is (undetermined or empty, by its own rules), lm_eval's ``--use_cache`` never stores it (a
-  resumed run asks again, :func:`caching_init_wrapper`), and the results count it per task (:data:`UNANSWERED`);
+  resumed run asks again, :class:`lm_eval_stereo.models.answer_cache.AnswerCache`), and the results count it per task
+  (:data:`UNANSWERED`, also for ``replay``'s ``null`` recordings, :func:`count_unanswered`);
 - the run (:func:`check_scoring_tasks`): a log-likelihood task on a chat-completions model, or on a completions
   endpoint that returns no prompt log-probabilities, stops before the first request with one line naming the
   endpoint and what it lacks.
@@ -237,16 +238,26 @@ def parse_wrapper(original: Any) -> Any:
     return parse_generations
 
 
+#: the attribute of a model that holds its per-task counts of unanswered requests
+COUNTS_ATTRIBUTE = "_lm_eval_stereo_unanswered"
+
+
+def count_unanswered(model: Any, requests: list, texts: list, empty_too: bool = True) -> None:
+    """Add the requests whose text is :class:`Unanswered` (``empty_too``: or empty) to ``model``'s per-task counts,
+    which :func:`add_unanswered_counts` writes into the results."""
+    counts = model.__dict__.setdefault(COUNTS_ATTRIBUTE, Counter())
+    for request, text in zip(requests, texts):
+        if isinstance(text, Unanswered) or (empty_too and not text):
+            counts[getattr(request, "task_name", None)] += 1
+
+
 def generate_wrapper(original: Any) -> Any:
     """``generate_until`` that counts, per task, the requests that gave no text."""
 
     @functools.wraps(original)
     def generate_until(self: Any, requests: list, *args: Any, **kwargs: Any) -> list:
         texts = original(self, requests, *args, **kwargs)
-        counts = self.__dict__.setdefault("_lm_eval_stereo_unanswered", Counter())
-        for request, text in zip(requests, texts):
-            if isinstance(text, Unanswered) or not text:
-                counts[getattr(request, "task_name", None)] += 1
+        count_unanswered(self, requests, texts)
         return texts
 
     generate_until._lm_eval_stereo = True  # type: ignore[attr-defined]
@@ -258,48 +269,24 @@ def placeholder(value: str) -> Unanswered:
     return Unanswered(value)
 
 
-class AnsweredOnly:
-    """lm_eval's request cache (a ``SqliteDict``) that never stores an :class:`Unanswered` text, so a resumed run
-    (``--use_cache``) asks again for every request the server did not answer."""
-
-    def __init__(self, store: Any) -> None:
-        self._store = store
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        if not isinstance(value, Unanswered):
-            self._store[key] = value
-
-    def __getitem__(self, key: str) -> Any:
-        return self._store[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._store
-
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(self._store, attr)
-
-
-def caching_init_wrapper(original: Any) -> Any:
-    """``CachingLM.__init__`` whose cache keeps only answered requests (:class:`AnsweredOnly`)."""
-
-    @functools.wraps(original)
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        original(self, *args, **kwargs)
-        self.dbdict = AnsweredOnly(self.dbdict)
-        hook = getattr(self.lm, "cache_hook", None)
-        if hook is not None and getattr(hook, "dbdict", None) is not None:
-            hook.dbdict = self.dbdict
-
-    __init__._lm_eval_stereo = True  # type: ignore[attr-defined]
-    return __init__
+def _inner(lm: Any) -> Any:
+    """``lm``, or the model inside ``--use_cache``'s ``CachingLM``."""
+    return lm.__dict__.get("lm", lm) if hasattr(lm, "__dict__") else lm
 
 
 def served_model(lm: Any) -> Any:
     """The lm_eval API model behind ``lm`` (unwrapping ``--use_cache``'s ``CachingLM``), else None."""
     from lm_eval.models.api_models import TemplateAPI
 
-    inner = lm.__dict__.get("lm", lm) if hasattr(lm, "__dict__") else lm
+    inner = _inner(lm)
     return inner if isinstance(inner, TemplateAPI) else None
+
+
+def counting_model(lm: Any) -> Any:
+    """The model behind ``lm`` that counts unanswered requests: a served model, or one that says so
+    (``COUNTS_UNANSWERED``: ``replay``, whose ``null`` recordings are requests that were not answered), else None."""
+    inner = _inner(lm)
+    return inner if served_model(inner) is not None or getattr(inner, "COUNTS_UNANSWERED", False) else None
 
 
 def _prompt_logprobs(model: Any) -> tuple[bool, str]:
@@ -358,11 +345,12 @@ def check_scoring_tasks(lm: Any, tasks: dict[str, Any]) -> None:
 
 
 def add_unanswered_counts(lm: Any, tasks: dict[str, Any], results: dict | None) -> None:
-    """Add ``unanswered`` (requests that gave no text) to every generative task of a served run's results."""
-    model = served_model(lm)
+    """Add ``unanswered`` (requests that gave no text) to every generative task of a served (or replayed) run's
+    results."""
+    model = counting_model(lm)
     if model is None or not results or "results" not in results:
         return
-    counts = model.__dict__.get("_lm_eval_stereo_unanswered", Counter())
+    counts = model.__dict__.get(COUNTS_ATTRIBUTE, Counter())
     for name, task in tasks.items():
         metrics = results["results"].get(name)
         if getattr(task, "OUTPUT_TYPE", None) != "generate_until" or metrics is None:
@@ -402,9 +390,9 @@ def evaluate_wrapper(original: Any) -> Any:
         task_dict = kwargs["task_dict"] if "task_dict" in kwargs else args[1]
         tasks = task_dict.get("tasks", {}) if isinstance(task_dict, dict) and "tasks" in task_dict else {}
         check_scoring_tasks(lm, tasks)
-        model = served_model(lm)
+        model = counting_model(lm)
         if model is not None:
-            model.__dict__["_lm_eval_stereo_unanswered"] = Counter()
+            model.__dict__[COUNTS_ATTRIBUTE] = Counter()
         results = original(*args, **kwargs)
         add_unanswered_counts(lm, tasks, results)
         return results
