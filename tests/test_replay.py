@@ -128,7 +128,8 @@ def test_a_null_output_is_counted_unanswered_in_the_task_s_results_and_table(tmp
     [caveat] = [line for line in lines if re.match(r"- ⚠ †\d+ unanswered: 1 task .*: gerbbq_amb$", line)]
     assert caveat.split()[2] in row.split()  # the task's row carries the caveat's mark
     assert main(["report", str(tmp_path / "out"), "--details"]) == 0
-    assert "unanswered: unanswered = 1: " in capsys.readouterr().out
+    assert "unanswered: unanswered = 1: requests the model did not answer" in (details := capsys.readouterr().out)
+    assert "a replayed recording's null output" in details
 
 
 #: questions of a plain greedy generation task: lm_eval's request cache serves greedy requests only (not sampled ones)

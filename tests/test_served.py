@@ -289,7 +289,7 @@ def test_server_killed_mid_run_then_resumed_with_use_cache_ends_as_an_uninterrup
     unanswered = {task: results["results"][task]["unanswered,none"] for task in tasks}
     assert 0 < answered < 3 and sum(unanswered.values()) == 3 - answered, (answered, unanswered)
     assert main(["report", str(tmp_path / "killed"), "--details"]) == 0
-    assert f"unanswered = {max(unanswered.values())}: requests the server did not answer" in capsys.readouterr().out
+    assert f"unanswered = {max(unanswered.values())}: requests the model did not answer" in capsys.readouterr().out
 
     before = server.posts()
     resumed = run_lm_eval(args, tmp_path / "resumed")

@@ -4,7 +4,7 @@ Each check reads one task's cell (groups are left to their members, which carry 
 headline hides (and, in a few words, the caveat shown next to the headlines it qualifies): outputs that could not be
 scored, tied items, NaN values, a gender detector that found too little, a fit that did not converge, a bootstrap
 CI that rests on fewer than all its resamples (the metric undefined on the others), a ``--limit`` run scored on
-part of the benchmark, or requests a served model did not answer. The checks read the declared bookkeeping counts; what a warning means for a
+part of the benchmark, or requests a served or replayed model did not answer. The checks read the declared bookkeeping counts; what a warning means for a
 benchmark's headlines is the ``caution`` its declaration gives the count.
 """
 
@@ -171,14 +171,16 @@ def _field_warnings(cell: Cell) -> list[Issue]:
 
 
 def _unanswered_warnings(cell: Cell) -> list[Issue]:
-    """Requests a served model did not answer (``unanswered``, added by :mod:`lm_eval_stereo.models.served`): failed
-    after retries, timed out, or null, empty or refused content; the task scored them as empty outputs."""
+    """Requests the model did not answer (``unanswered``, added by :mod:`lm_eval_stereo.models.served` and
+    :mod:`lm_eval_stereo.models.replay`): a served model's requests that failed after retries, timed out, or came back
+    null, empty or refused; a replayed recording whose output is null. The task scored them as empty outputs."""
     value = cell.values.get("unanswered")
     if not is_number(value) or value <= 0:
         return []
     message = (
-        f"unanswered = {format_value(value)}: requests the server did not answer (failed after retries, timed out, "
-        "null, empty or refused content), scored as empty outputs; run again with --use_cache to ask only for them"
+        f"unanswered = {format_value(value)}: requests the model did not answer (a served "
+        "model's that failed after retries, timed out or came back null, empty or refused; a replayed recording's "
+        "null output), scored as empty outputs; a served run: run again with --use_cache to ask only for them"
     )
     return [Issue("unanswered", message, f"{format_value(value)} unanswered")]
 
@@ -224,7 +226,7 @@ KIND_MEANINGS = {
     "limit": "scored on part of their data (--limit or fewer documents): not the benchmark's full figure",
     "precision": "scored in different dtypes by different models or runs: compare their numbers only at equal dtype",
     "no fit": "whose regression did not converge",
-    "unanswered": "with requests a served model did not answer, scored as empty outputs",
+    "unanswered": "with requests a served or replayed model did not answer, scored as empty outputs",
     "malformed field": "with values of their results file that are not what lm_eval and the plugin write: shown as "
     "unusable, no verdict rests on them",
     "unknown metric set": "whose metric set this lm-eval-stereo does not know (a newer plugin, or a benchmark not "
