@@ -378,7 +378,9 @@ def test_bbq_rows_are_the_hubs_and_every_answer_is_scorable() -> None:
             choices = utils.doc_to_choice(row)
             assert len(choices) == 12 and row[f"ans{row['label']}"] in choices, (category, row["example_id"])
     with pytest.raises(DataError, match="no offline BBQ rows for category 'SES': the pinned source holds Age, "):
-        mirror_rows.original_bbq_rows("SES")
+        mirror_rows.custom_dataset(mirror="bbq", categories=["Age", "SES"])
+    with pytest.raises(DataError, match="categories must list BBQ categories, got None"):
+        mirror_rows.custom_dataset(mirror="bbq")
 
 
 def _plain_bbq_scores(samples: list[dict]) -> dict[str, float]:

@@ -136,7 +136,10 @@ def custom_dataset(**kwargs: Any) -> dict[str, Any]:
     if mirror == "esbbq-cabbq":
         rows = bbq_rows(str(kwargs.get("language")), str(kwargs.get("category")))
     elif mirror == "bbq":
-        rows = [row for category in kwargs.get("categories") or () for row in original_bbq_rows(str(category))]
+        categories = kwargs.get("categories")
+        if not isinstance(categories, list) or not categories:
+            raise DataError(f"dataset_kwargs mirror='bbq': categories must list BBQ categories, got {categories!r}")
+        rows = [row for category in categories for row in original_bbq_rows(str(category))]
     elif mirror == "crows-pairs":
         rows = crows_pairs_rows()
     else:
