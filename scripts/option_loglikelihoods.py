@@ -5,7 +5,7 @@ upstream rows and are not committed).
     python scripts/option_loglikelihoods.py RUN_FOLDER
 
 writes ``option_loglikelihoods.json`` beside each ``samples_<task>_*.jsonl`` under RUN_FOLDER: per task, per
-document its ``doc_id``, ``context_condition``, ``label``, ``template_id`` (where the rows have one) and the log-likelihood of each choice in lm_eval's order
+document its ``doc_id``, ``context_condition``, ``label`` and ``template_id`` (null where the rows have none) and the log-likelihood of each choice in lm_eval's order
 (the choices' wording is in the results file's task config, ``doc_to_choice``).
 """
 
@@ -24,8 +24,8 @@ def documents(samples: Path) -> list[dict]:
     return [
         {
             "doc_id": row["doc_id"],
-            "context_condition": row["doc"]["context_condition"],
-            "label": row["doc"]["label"],
+            "context_condition": row["doc"].get("context_condition"),
+            "label": row["doc"].get("label"),
             "template_id": row["doc"].get("template_id"),
             "loglikelihoods": [float(response[0]) for response in row["filtered_resps"]],
         }

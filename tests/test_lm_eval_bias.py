@@ -350,6 +350,27 @@ def test_export_records_carry_the_intervals_and_item_lines(first: LmEvalRun, tmp
     assert tasks["crows_pairs_english"] == LIMIT and tasks["esbbq_age"] > 0
 
 
+def test_option_loglikelihoods_reproduce_lm_evals_accuracies(first: LmEvalRun, tmp_path) -> None:
+    """scripts/option_loglikelihoods.py (what the real-model pages read) keeps each row's per-option log-likelihoods
+    and no text of the rows; the likeliest option (the people first, then the wordings of "unknown", lm_eval's
+    ``utils.py`` counting every wording as the answer "unknown") gives lm_eval's acc_ambig and acc_disambig."""
+    script = _module(Path(__file__).resolve().parents[1] / "scripts" / "option_loglikelihoods.py", "option_lls")
+    copy = tmp_path / "run"
+    shutil.copytree(first.output_dir, copy)
+    (written,) = script.write(copy)
+    tasks = json.loads(written.read_text(encoding="utf-8"))
+    assert {"esbbq_age", "cabbq_age", "crows_pairs_english"} <= set(tasks)
+    text = written.read_text(encoding="utf-8")
+    assert "context" not in text.replace("context_condition", "") and "ans0" not in text
+    values = load_run(_results_file(first)).values("esbbq_age")
+    rows = tasks["esbbq_age"]
+    assert len(rows) == LIMIT and all(len(row["loglikelihoods"]) == 11 for row in rows)
+    picked = [min(max(range(11), key=row["loglikelihoods"].__getitem__), 2) for row in rows]
+    for condition, name in (("ambig", "acc_ambig"), ("disambig", "acc_disambig")):
+        right = [p == row["label"] for p, row in zip(picked, rows) if row["context_condition"] == condition]
+        assert _same(values[name], sum(right) / len(right) if right else math.nan), name
+
+
 def test_csv_holds_what_the_sources_pin() -> None:
     """The mirror's CSV are read through the pinned source (checksum verified), never from a path of their own."""
     path = fetch("esbbq-cabbq", "data_ca/Age.full.csv")
