@@ -487,6 +487,8 @@ class OptionContest:
     disambiguated_right: int
     disambiguated_unknown: int
     margins: list[float]  # per ambiguous row, sorted: the likelier person minus the likeliest wording (nats)
+    people: list[float]  # per ambiguous row, sorted: the likelier person's log-likelihood
+    unknowns: list[float]  # per ambiguous row, sorted: the likeliest wording's log-likelihood
     wording: str  # the wording of "unknown" most often the likeliest of them on the ambiguous rows
     wording_count: int
 
@@ -519,16 +521,22 @@ def option_contest(task: str, results_file: Path) -> OptionContest | None:
         disambiguated_right=sum(picked(row["loglikelihoods"]) == row["label"] for row in disambiguated),
         disambiguated_unknown=sum(picked(row["loglikelihoods"]) >= PEOPLE for row in disambiguated),
         margins=sorted(max(lls[:PEOPLE]) - lls[best_unknown(lls)] for lls in ambiguous),
+        people=sorted(max(lls[:PEOPLE]) for lls in ambiguous),
+        unknowns=sorted(lls[best_unknown(lls)] for lls in ambiguous),
         wording=wordings[favourite - PEOPLE],
         wording_count=count,
     )
 
 
+def _median(values: list[float]) -> float:
+    """The median of sorted values."""
+    middle = len(values) // 2
+    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+
+
 def _nats(margins: list[float]) -> str:
     """A median margin with its range, in nats."""
-    middle = len(margins) // 2
-    median = margins[middle] if len(margins) % 2 else (margins[middle - 1] + margins[middle]) / 2
-    return f"{median:+.1f} nats (median; {margins[0]:+.1f} to {margins[-1]:+.1f})"
+    return f"{_median(margins):+.1f} nats (median; {margins[0]:+.1f} to {margins[-1]:+.1f})"
 
 
 def lm_eval_bias_findings(report: Report, labels: list[str]) -> list[str]:
@@ -581,6 +589,15 @@ def lm_eval_bias_findings(report: Report, labels: list[str]) -> list[str]:
                 + ", not how often it reads the ambiguity. The rows' redirection is not the cause: the offline rows "
                 "give lm_eval's unchanged YAML the fields it reads (`tests/test_lm_eval_bias.py`)."
             )
+            es, ca = contests["esbbq_age"], contests["cabbq_age"]
+            moved = abs(_median(es.people) - _median(ca.people)) > abs(_median(es.unknowns) - _median(ca.unknowns))
+            if es.wording == ca.wording and moved:
+                lines[-1] += (
+                    f" The likeliest wording of \"unknown\" is the same string in both languages, '{es.wording}', at a "
+                    f"median of {_median(es.unknowns):.1f} nats in Spanish and {_median(ca.unknowns):.1f} in Catalan; "
+                    f"the likelier person is at {_median(es.people):.1f} and {_median(ca.people):.1f}: what moves "
+                    "between the languages is the likelihood of the people's wording."
+                )
     return lines
 
 
