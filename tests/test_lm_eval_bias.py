@@ -38,7 +38,7 @@ from lm_eval_stereo.report import build_report, render_markdown
 from lm_eval_stereo.report.verdicts import cell_verdict
 from lm_eval_stereo.results.run import load_run
 from lm_eval_stereo.results.samples import NO_SAMPLES
-from lm_eval_stereo.tasks.lm_eval_bias import lm_eval_functions, logged, mirror_rows
+from lm_eval_stereo.tasks.lm_eval_bias import lm_eval_functions, logged, metrics, mirror_rows
 from lm_eval_stereo.tasks.lm_eval_bias.offline_tasks import lm_eval_tasks_dir, write_offline_tasks
 
 LIMIT = 12
@@ -436,7 +436,7 @@ def _plain_bbq_scores(samples: list[dict]) -> dict[str, float]:
     scores = {"acc": accuracy(answered), "accuracy_amb": accuracy(ambiguous),
               "accuracy_disamb": accuracy(disambiguated), "disamb_bias_score": bias(disambiguated),
               "amb_bias_score": (1 - accuracy(ambiguous)) * bias(ambiguous)}  # fmt: skip
-    for category in mirror_rows.BBQ_CATEGORIES:
+    for category in metrics.BBQ_CATEGORIES:
         amb = [row for row in ambiguous if row["category"] == category]
         dis = [row for row in disambiguated if row["category"] == category]
         scores[f"amb_bias_score_{category}"] = (1 - accuracy(amb)) * bias(amb) if amb else math.nan
@@ -468,7 +468,7 @@ def test_bbq_on_real_rows_through_lm_eval(second: LmEvalRun) -> None:
     plain = _plain_bbq_scores(samples)
     for name, figure in recomputed.figures.items():
         assert _same(figure, reported[name]) and _same(figure, plain[name]), (name, figure, reported[name], plain[name])
-    missing = set(mirror_rows.BBQ_CATEGORIES) - set(mirror_rows.offline_bbq_categories())
+    missing = set(metrics.BBQ_CATEGORIES) - set(mirror_rows.offline_bbq_categories())
     for name in recomputed.figures:
         if name.removeprefix("amb_bias_score_").removeprefix("disamb_bias_score_") in missing:
             assert math.isnan(values[name]) and values[f"{name}_ci_undefined"] == DEFAULT_ITERS, name

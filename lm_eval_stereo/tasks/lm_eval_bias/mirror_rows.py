@@ -22,6 +22,7 @@ from typing import Any
 
 from lm_eval_stereo.core.errors import DataError
 from lm_eval_stereo.core.sources import fetch
+from lm_eval_stereo.tasks.lm_eval_bias.metrics import BBQ_CATEGORIES
 from lm_eval_stereo.tasks.lm_eval_bias.sources import BBQ
 
 #: integer columns of the EsBBQ/CaBBQ rows
@@ -84,24 +85,9 @@ def crows_pairs_rows() -> list[dict[str, Any]]:
         return list(csv.DictReader(handle))
 
 
-#: BBQ's eleven categories, the hub configs of oskarvanderwal/bbq (lm_eval's ``utils.py`` order)
-BBQ_CATEGORIES = (
-    "Age",
-    "Disability_status",
-    "Gender_identity",
-    "Nationality",
-    "Physical_appearance",
-    "Race_ethnicity",
-    "Race_x_gender",
-    "Race_x_SES",
-    "Religion",
-    "SES",
-    "Sexual_orientation",
-)
-
-
 def offline_bbq_categories() -> tuple[str, ...]:
-    """The BBQ categories whose rows the pinned source holds, in :data:`BBQ_CATEGORIES`' order."""
+    """The BBQ categories (the hub configs of oskarvanderwal/bbq) whose rows the pinned source holds, in lm_eval's
+    order (:data:`.metrics.BBQ_CATEGORIES`)."""
     pinned = {Path(path).stem for path in BBQ.files}
     return tuple(category for category in BBQ_CATEGORIES if category in pinned)
 
