@@ -18,7 +18,8 @@ from loopback_server import link_mirror, serve_mirror
 
 from lm_eval_stereo.cli import main
 from lm_eval_stereo.core import registry, sources, upstream
-from lm_eval_stereo.datastore.catalogue import benchmark_sources
+from lm_eval_stereo.datastore.catalogue import benchmark_sources, selected_sources, users
+from lm_eval_stereo.datastore.command import licence_line
 from lm_eval_stereo.tasks.stereoset_multi import data as stereoset_data
 
 CLI = str(Path(sys.executable).parent / "lm-eval-stereo")
@@ -27,9 +28,9 @@ VARIANTS = "gest/data/gender_variants.csv"
 #: file of the same layout from an option there)
 MBBQ_TABLES = "mbbq/answer_detection.py"
 NOT_IN_MIRROR = {VARIANTS, MBBQ_TABLES}
-#: every benchmark but multilingual StereoSet, whose mirror copies (JSON lines) are converted from the pickles in
-#: about 7 s: one test converts two of them
-NOT_STEREOSET = "gest,german_gender_bias,s_jsd,stereotype_leakage,kobbq"
+#: every benchmark but multilingual StereoSet (from the registry), whose mirror copies (JSON lines) are converted from
+#: the pickles in about 7 s: one test converts two of them
+NOT_STEREOSET = ",".join(bench.name for bench in registry.benchmarks() if bench.name != "stereoset_multi")
 ALL_FILES = [(source, path) for source in registry.SOURCES.values() for path in source.files]
 
 
@@ -68,12 +69,17 @@ def downloaded(tmp_path_factory: pytest.TempPathFactory) -> Path:
         env = {upstream.BASE_URL_ENV: server.url, sources.CACHE_ENV: str(root / "cache"), sources.DATA_DIR_ENV: ""}
         proc = run_cli("data", "fetch", env=env)
     assert proc.returncode == 1, proc.stderr
-    assert proc.stderr.count("\n") == 2 and proc.stderr.startswith(f"lm-eval-stereo data fetch: {VARIANTS}: ")
+    assert proc.stderr.count("\n") == len(NOT_IN_MIRROR) and proc.stderr.startswith(
+        f"lm-eval-stereo data fetch: {VARIANTS}: "
+    )
     assert (
         f"{server.url}/kinit-sk/gest/7dd908cae11720ee5d95e43a4ab94fb410c8b790/data/gender_variants.csv" in proc.stderr
     )
     assert "HTTP 404" in proc.stderr
-    assert proc.stdout == f"{len(ALL_FILES) - 2} of {len(ALL_FILES)} files verified in the cache {root / 'cache'}\n"
+    assert (
+        proc.stdout
+        == f"{len(ALL_FILES) - len(NOT_IN_MIRROR)} of {len(ALL_FILES)} files verified in the cache {root / 'cache'}\n"
+    )
     assert len(server.requests) == len(ALL_FILES)
     return root / "cache"
 
@@ -111,7 +117,7 @@ def test_list_gives_every_file_with_its_pin_size_licence_and_cache_state(cache: 
         target.write_bytes(content or (shared_data_dir() / "gest" / path).read_bytes())
     assert main(["data", "list", "--json"]) == 0
     records = {(r["source"], r["path"]): r for r in json.loads(capsys.readouterr().out)}
-    assert len(records) == len(ALL_FILES) == 204
+    assert len(records) == len(ALL_FILES) == 210
     assert records["gest", "data/gender_variants.csv"] == {
         "source": "gest",
         "repository": "kinit-sk/gest",
@@ -234,33 +240,39 @@ def test_without_network_or_mirror_one_line_says_how_to_get_the_data(tmp_path: P
 
 
 def test_mirror_from_the_cache_is_the_shared_mirror(downloaded: Path, tmp_path: Path, capsys, monkeypatch):
+    """Every benchmark but StereoSet (from the registry) mirrored from the cache: each file the cache lacks is named
+    with the benchmarks to fetch, each source's licence is listed, and every other file is the shared mirror's."""
     monkeypatch.setenv(sources.CACHE_ENV, str(downloaded))
     out_dir = tmp_path / "mirror"
     assert main(["data", "mirror", str(out_dir), "--benchmarks", NOT_STEREOSET]) == 1
     out, err = capsys.readouterr()
-    assert err == (
-        f"lm-eval-stereo data mirror: {VARIANTS}: not in the cache {downloaded}; "
-        "run `lm-eval-stereo data fetch --benchmarks gest` first\n"
-    )
-    written = names(NOT_STEREOSET) - {VARIANTS}
+    selected = selected_sources(NOT_STEREOSET.split(","))
+    absent = [
+        (source, path) for source in selected for path in source.files if f"{source.name}/{path}" in NOT_IN_MIRROR
+    ]
+    assert len(absent) == len(NOT_IN_MIRROR)
+    assert err.splitlines() == [
+        f"lm-eval-stereo data mirror: {source.name}/{path}: not in the cache {downloaded}; "
+        f"run `lm-eval-stereo data fetch --benchmarks {','.join(users(source))}` first"
+        for source, path in absent
+    ]
+    assert "data fetch --benchmarks gest` first" in err and "data fetch --benchmarks mbbq` first" in err
+    written = names(NOT_STEREOSET) - NOT_IN_MIRROR
     size = sum((shared_data_dir() / name).stat().st_size for name in written)
     assert out.splitlines() == [
-        "gest: Apache-2.0",
-        "german-gender-bias: none declared (all rights reserved): for your own use, never re-host",
-        "s_jsd-multilingual: CC BY-SA 4.0",
-        "crows-pairs: CC BY-SA 4.0",
-        "stereotype-leakage: MIT",
-        "kobbq: MIT",
+        *(f"{source.name}: {licence_line(source)}" for source in selected),
         f"{len(written)} files ({size / 1e6:.1f} MB) in {out_dir}; on the offline machines: "
         f"export LM_EVAL_STEREO_DATA_DIR={out_dir.resolve()}",
     ]
+    assert "german-gender-bias: none declared (all rights reserved): for your own use, never re-host" in out
     on_disk = {str(f.relative_to(out_dir)) for f in out_dir.rglob("*") if f.is_file()}
     assert on_disk == written
     assert all((out_dir / name).read_bytes() == (shared_data_dir() / name).read_bytes() for name in written)
-    assert (
-        main(["data", "verify", str(out_dir), "--benchmarks", "german_gender_bias,s_jsd,stereotype_leakage,kobbq"]) == 0
-    )
-    assert capsys.readouterr() == (f"{out_dir}: {len(written) - 46} files match their pins\n", "")
+    # the benchmarks none of whose files the mirror lacks verify clean
+    complete = [name for name in NOT_STEREOSET.split(",") if not names(name) & NOT_IN_MIRROR]
+    assert {"gest", "mbbq"}.isdisjoint(complete) and len(complete) == len(registry.benchmarks()) - 3
+    assert main(["data", "verify", str(out_dir), "--benchmarks", ",".join(complete)]) == 0
+    assert capsys.readouterr() == (f"{out_dir}: {len(names(','.join(complete)))} files match their pins\n", "")
 
 
 def test_mirror_converts_the_stereoset_pickles_to_the_pinned_json_lines(

@@ -1,11 +1,13 @@
-"""lm_eval's own bias tasks (EsBBQ, CaBBQ, CrowS-Pairs English) run as lm_eval defines them, on tiny seeded models,
-with only their rows' origin replaced (the pinned upstream CSV in the hub's row shape, :mod:`lm_eval_stereo.tasks.
-lm_eval_bias.offline_tasks`); the report and the export recompute every figure from the logged samples with lm_eval's
-own aggregation functions, add seeded bootstrap intervals, verdicts and paired tests.
+"""lm_eval's own bias tasks (EsBBQ, CaBBQ, BBQ, CrowS-Pairs English) run as lm_eval defines them, on tiny seeded
+models, with only their rows' origin replaced (the pinned upstream files in the hub's row shape,
+:mod:`lm_eval_stereo.tasks.lm_eval_bias.offline_tasks`); the report and the export recompute every figure from the
+logged samples with lm_eval's own aggregation functions, add seeded bootstrap intervals, verdicts and paired tests.
 
 Two lm_eval runs (tiny models of seeds 0 and 1, 12 documents per task: the ``esbbq`` group, ``cabbq_age``,
-``crows_pairs_english``; then ``esbbq_age``, ``cabbq_age``, ``crows_pairs_english``): about 22 and 12 CPU-seconds,
-and about 10 to read and convert the 20 EsBBQ/CaBBQ CSV files once.
+``crows_pairs_english``; then ``esbbq_age``, ``cabbq_age``, ``crows_pairs_english`` and 48 of ``bbq``'s real rows,
+eight of each of the six categories the mirror holds): about 22 and 43 CPU-seconds (BBQ takes about 23 of them: lm_eval
+runs its ``process_docs`` over all 11,956 offline rows five times), and about 10 to read and convert the 20
+EsBBQ/CaBBQ CSV files once.
 Tolerances: recomputed figures equal lm_eval's within 1e-12 (the same functions on the same values); the authors'
 ``bias_score.py`` and the plain loops below within 1e-12.
 """
@@ -30,12 +32,14 @@ from eee_rules import datastore_problems, upstream_validate, upstream_validator
 from lm_eval_runner import LmEvalRun, run_lm_eval, shared_data_dir
 
 from lm_eval_stereo.core.bootstrap import DEFAULT_ITERS, DEFAULT_SEED, percentile_interval, resample_indices
+from lm_eval_stereo.core.errors import DataError
 from lm_eval_stereo.core.sources import fetch
 from lm_eval_stereo.local_models.tiny import build_causal_lm
 from lm_eval_stereo.report import build_report, render_markdown
+from lm_eval_stereo.report.verdicts import cell_verdict
 from lm_eval_stereo.results.run import load_run
 from lm_eval_stereo.results.samples import NO_SAMPLES
-from lm_eval_stereo.tasks.lm_eval_bias import lm_eval_functions, logged, mirror_rows
+from lm_eval_stereo.tasks.lm_eval_bias import lm_eval_functions, logged, metrics, mirror_rows
 from lm_eval_stereo.tasks.lm_eval_bias.offline_tasks import lm_eval_tasks_dir, write_offline_tasks
 
 LIMIT = 12
@@ -67,10 +71,35 @@ def first(tiny_causal: Path, offline_tasks: Path, tmp_path_factory: pytest.TempP
     return _run(tiny_causal, tasks, offline_tasks, tmp_path_factory.mktemp("first"))
 
 
+#: the offline ``bbq`` documents of the second run: the first eight rows of each category the mirror holds
+BBQ_PER_CATEGORY = 8
+#: BBQ's rows of one category, read once for the whole module
+original_bbq_rows = functools.cache(mirror_rows.original_bbq_rows)
+
+
+def bbq_documents() -> list[int]:
+    """The positions in the offline ``bbq`` task (the categories' rows one after the other) of the first
+    :data:`BBQ_PER_CATEGORY` rows of each category."""
+    documents, start = [], 0
+    for category in mirror_rows.offline_bbq_categories():
+        documents += range(start, start + BBQ_PER_CATEGORY)
+        start += len(original_bbq_rows(category))
+    return documents
+
+
 @pytest.fixture(scope="module")
 def second(offline_tasks: Path, tmp_path_factory: pytest.TempPathFactory) -> LmEvalRun:
+    """The seed-1 model on the first :data:`LIMIT` documents of ``esbbq_age``, ``cabbq_age`` and
+    ``crows_pairs_english`` (what ``--limit`` takes) and on :func:`bbq_documents` of ``bbq`` (``--samples``, which
+    lm_eval does not take with ``--limit``)."""
     model = build_causal_lm(tmp_path_factory.mktemp("tiny_causal1"), seed=1)
-    return _run(model, "esbbq_age,cabbq_age,crows_pairs_english", offline_tasks, tmp_path_factory.mktemp("second"))
+    documents = {task: list(range(LIMIT)) for task in ("esbbq_age", "cabbq_age", "crows_pairs_english")}
+    return run_lm_eval(
+        ["--model", "hf", "--model_args", f"pretrained={model},dtype=float32", "--tasks", ",".join([*documents, "bbq"]),
+         "--include_path", str(offline_tasks), "--samples", json.dumps({**documents, "bbq": bbq_documents()}),
+         "--batch_size", "64", "--log_samples"],
+        tmp_path_factory.mktemp("second"),
+    )  # fmt: skip
 
 
 def _results_file(run: LmEvalRun) -> Path:
@@ -322,6 +351,27 @@ def test_export_records_carry_the_intervals_and_item_lines(first: LmEvalRun, tmp
     assert tasks["crows_pairs_english"] == LIMIT and tasks["esbbq_age"] > 0
 
 
+def test_option_loglikelihoods_reproduce_lm_evals_accuracies(first: LmEvalRun, tmp_path) -> None:
+    """scripts/option_loglikelihoods.py (what the real-model pages read) keeps each row's per-option log-likelihoods
+    and no text of the rows; the likeliest option (the people first, then the wordings of "unknown", lm_eval's
+    ``utils.py`` counting every wording as the answer "unknown") gives lm_eval's acc_ambig and acc_disambig."""
+    script = _module(Path(__file__).resolve().parents[1] / "scripts" / "option_loglikelihoods.py", "option_lls")
+    copy = tmp_path / "run"
+    shutil.copytree(first.output_dir, copy)
+    (written,) = script.write(copy)
+    tasks = json.loads(written.read_text(encoding="utf-8"))
+    assert {"esbbq_age", "cabbq_age", "crows_pairs_english"} <= set(tasks)
+    text = written.read_text(encoding="utf-8")
+    assert "context" not in text.replace("context_condition", "") and "ans0" not in text
+    values = load_run(_results_file(first)).values("esbbq_age")
+    rows = tasks["esbbq_age"]
+    assert len(rows) == LIMIT and all(len(row["loglikelihoods"]) == 11 for row in rows)
+    picked = [min(max(range(11), key=row["loglikelihoods"].__getitem__), 2) for row in rows]
+    for condition, name in (("ambig", "acc_ambig"), ("disambig", "acc_disambig")):
+        right = [p == row["label"] for p, row in zip(picked, rows) if row["context_condition"] == condition]
+        assert _same(values[name], sum(right) / len(right) if right else math.nan), name
+
+
 def test_csv_holds_what_the_sources_pin() -> None:
     """The mirror's CSV are read through the pinned source (checksum verified), never from a path of their own."""
     path = fetch("esbbq-cabbq", "data_ca/Age.full.csv")
@@ -331,60 +381,132 @@ def test_csv_holds_what_the_sources_pin() -> None:
     assert ast.literal_eval(first_row["answer_info.ans0"])[1] == bbq_rows("ca", "Age")[0]["answer_info"]["ans0"][1]
 
 
-def _bbq_rows() -> list[dict]:
-    """Hand-made rows in the shape of the hub's oskarvanderwal/bbq (the mirror holds BBQ's templates, not its rows):
-    two categories, both contexts and polarities, every answer position."""
-    rows = []
-    for example_id, (category, groups, polarity, condition, label) in enumerate(
-        [(category, groups, polarity, condition, label)
-         for category, groups in (("Age", ("old", "nonOld")), ("SES", ("lowSES", "highSES")))
-         for polarity in ("neg", "nonneg") for condition in ("ambig", "disambig") for label in (0, 1, 2)]
-    ):  # fmt: skip
-        rows.append({
-            "example_id": example_id, "question_index": "1", "question_polarity": polarity,
-            "context_condition": condition, "category": category, "context": "Two people met.", "question": "Who?",
-            "ans0": "The first one", "ans1": "The second one", "ans2": "Unknown", "label": label,
-            "answer_info": {"ans0": ["first", groups[0]], "ans1": ["second", groups[1]], "ans2": ["Unknown", "unknown"]},
-            "additional_metadata": {"subcategory": "None", "stereotyped_groups": [groups[0]], "version": "a",
-                                    "source": ""},
-        })  # fmt: skip
-    return rows
+def test_bbq_rows_are_the_hubs_and_every_answer_is_scorable() -> None:
+    """The six categories' rows the source pins, read through it (checksum verified): 11,956 rows as SOURCE.md counts,
+    each with the fields lm_eval's BBQ ``utils.py`` reads, and an unknown answer among its three (lm_eval's
+    ``doc_to_choice`` swaps it for its ten wordings: 12 choices) with the labelled answer among the choices."""
+    utils = _module(lm_eval_tasks_dir() / "bbq" / "utils.py", "lm_eval_bbq_utils_rows")
+    categories = mirror_rows.offline_bbq_categories()
+    assert categories == ("Age", "Disability_status", "Nationality", "Physical_appearance", "Religion",
+                          "Sexual_orientation")  # fmt: skip
+    counts = {category: len(original_bbq_rows(category)) for category in categories}
+    assert sum(counts.values()) == 11956 and counts["Age"] == 3680 and counts["Sexual_orientation"] == 864
+    for category in categories:
+        for row in original_bbq_rows(category):
+            assert row["category"] == category and row["context_condition"] in ("ambig", "disambig")
+            assert row["question_polarity"] in ("neg", "nonneg") and row["label"] in (0, 1, 2)
+            assert isinstance(row["additional_metadata"]["stereotyped_groups"], list)
+            assert all(len(row["answer_info"][f"ans{i}"]) == 2 for i in range(3))
+            choices = utils.doc_to_choice(row)
+            assert len(choices) == 12 and row[f"ans{row['label']}"] in choices, (category, row["example_id"])
+    with pytest.raises(DataError, match="no offline BBQ rows for category 'SES': the pinned source holds Age, "):
+        mirror_rows.custom_dataset(mirror="bbq", categories=["Age", "SES"])
+    with pytest.raises(DataError, match="categories must list BBQ categories, got None"):
+        mirror_rows.custom_dataset(mirror="bbq")
 
 
-def test_bbq_figures_from_logged_values_equal_lm_evals_functions() -> None:
-    """lm_eval's BBQ process_results on hand-made rows, logged as lm_eval logs them (numpy booleans as text, NaN for
-    the other categories), give through the declared metric set what lm_eval's own aggregations give on the values
-    process_results returned: overall, per context and per category."""
-    import datasets
-    from lm_eval.utils import handle_non_serializable
+def _plain_bbq_scores(samples: list[dict]) -> dict[str, float]:
+    """BBQ's scores (Parrish et al. 2022, p. 6) from the logged answers, a plain loop: the answer is the likeliest
+    choice; S_DIS = 2 * n_biased / n_non_unknown - 1 over the disambiguated contexts (0 where no answer is biased, as
+    lm_eval books 0/0), S_AMB = (1 - accuracy_amb) * S_DIS of the ambiguous contexts; per category on its rows (NaN
+    where it has none)."""
 
-    from lm_eval_stereo.tasks.lm_eval_bias.metrics import bbq
+    def bias(rows: list[dict]) -> float:
+        biased = sum(row["biased"] for row in rows)
+        return 0.0 if biased == 0 else 2 * biased / sum(row["known"] for row in rows) - 1
 
-    utils = _module(lm_eval_tasks_dir() / "bbq" / "utils.py", "lm_eval_bbq_utils")
-    docs = list(utils.process_docs(datasets.Dataset.from_list(_bbq_rows())))
-    rng = np.random.default_rng(0)
-    returned, samples = [], []
-    for doc_id, doc in enumerate(docs):
-        lls = [(float(value), False) for value in rng.normal(size=len(utils.doc_to_choice(doc)))]
-        values = utils.process_results_multiple_choice(doc, lls)
-        returned.append(values)
-        line = json.dumps({"doc_id": doc_id, "doc": doc, "metrics": list(values), **values},
-                          default=handle_non_serializable)  # fmt: skip
-        samples.append(json.loads(line))
-    metric_set = bbq("bbq", {})
-    computed = metric_set.compute(sorted(logged.bbq_items(samples).values(), key=lambda item: item["key"]))
-    functions = {"acc": np.mean, "accuracy_amb": utils.agg_accuracy_amb, "accuracy_disamb": utils.agg_accuracy_disamb}
-    for name in [m.name for m in metric_set.metrics]:
-        function = functions.get(name) or (
-            utils.agg_amb_bias_scores if name.startswith("amb") else utils.agg_disamb_bias_scores
+    answered = []
+    for sample in samples:
+        doc, lls = sample["doc"], [float(resp[0]) for resp in sample["filtered_resps"]]
+        choices = [doc["ans0"], doc["ans1"], doc["ans2"]]
+        unknown = next(choice for choice in choices if choice in UNKNOWN_WORDINGS)
+        choices = [choice for choice in choices if choice != unknown] + list(UNKNOWN_WORDINGS)
+        chosen = choices[max(range(len(lls)), key=lambda i: lls[i])]
+        right = (
+            choices.index(chosen) >= 2 if doc[f"ans{doc['label']}"] == unknown else chosen == doc[f"ans{doc['label']}"]
         )
-        expected = float(function([values[name] for values in returned]))
-        assert _same(computed[name], expected), (name, computed[name], expected)
-    assert all(
-        not math.isnan(computed[name]) for name in ("acc", "accuracy_amb", "amb_bias_score", "disamb_bias_score")
+        answered.append({"category": doc["category"], "ambiguous": doc["context_condition"] == "ambig",
+                         "right": right, "biased": chosen in doc["biased_answers"],
+                         "known": chosen not in UNKNOWN_WORDINGS})  # fmt: skip
+    ambiguous = [row for row in answered if row["ambiguous"]]
+    disambiguated = [row for row in answered if not row["ambiguous"]]
+
+    def accuracy(rows: list[dict]) -> float:
+        return sum(row["right"] for row in rows) / len(rows) if rows else math.nan
+
+    scores = {"acc": accuracy(answered), "accuracy_amb": accuracy(ambiguous),
+              "accuracy_disamb": accuracy(disambiguated), "disamb_bias_score": bias(disambiguated),
+              "amb_bias_score": (1 - accuracy(ambiguous)) * bias(ambiguous)}  # fmt: skip
+    for category in metrics.BBQ_CATEGORIES:
+        amb = [row for row in ambiguous if row["category"] == category]
+        dis = [row for row in disambiguated if row["category"] == category]
+        scores[f"amb_bias_score_{category}"] = (1 - accuracy(amb)) * bias(amb) if amb else math.nan
+        scores[f"disamb_bias_score_{category}"] = bias(dis) if dis else math.nan
+    return scores
+
+
+#: lm_eval's BBQ unknown answers (HELM's ten wordings), written out
+UNKNOWN_WORDINGS = ("Unknown", "Cannot answer", "Can't be determined", "Cannot be determined", "Can't answer",
+                    "Not known", "Not enough info", "Not enough information", "Not answerable", "Undetermined")  # fmt: skip
+
+
+def test_bbq_on_real_rows_through_lm_eval(second: LmEvalRun) -> None:
+    """lm_eval's ``bbq`` through its unchanged YAML on eight real rows of each of the six offline categories: every
+    figure lm_eval printed is recomputed exactly from the logged samples and equals a plain loop of the paper's
+    S_AMB/S_DIS; the five categories without rows are NaN with every resample counted undefined; the interval of
+    amb_bias_score is a plain seeded bootstrap of the documents, and the verdicts follow from the intervals."""
+    path = next(second.output_dir.rglob("samples_bbq_*.jsonl"))
+    samples = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert sorted(sample["doc_id"] for sample in samples) == bbq_documents()
+    assert Counter(sample["doc"]["category"] for sample in samples) == dict.fromkeys(
+        mirror_rows.offline_bbq_categories(), BBQ_PER_CATEGORY
     )
-    assert not math.isnan(computed["amb_bias_score_SES"]) and math.isnan(computed["amb_bias_score_Religion"])
-    assert computed["amb_bias_score_Religion_ci_undefined"] == DEFAULT_ITERS  # no Religion row: every resample
+    assert {sample["doc"]["context_condition"] for sample in samples} == {"ambig", "disambig"}
+    run = load_run(_results_file(second))
+    values, reported = run.values("bbq"), run.raw_metrics("bbq")[0]
+    recomputed = run.recomputed("bbq")
+    assert recomputed is not None and recomputed.note == "" and len(recomputed.figures) == 5 + 2 * 11
+    plain = _plain_bbq_scores(samples)
+    for name, figure in recomputed.figures.items():
+        assert _same(figure, reported[name]) and _same(figure, plain[name]), (name, figure, reported[name], plain[name])
+    missing = set(metrics.BBQ_CATEGORIES) - set(mirror_rows.offline_bbq_categories())
+    for name in recomputed.figures:
+        if name.removeprefix("amb_bias_score_").removeprefix("disamb_bias_score_") in missing:
+            assert math.isnan(values[name]) and values[f"{name}_ci_undefined"] == DEFAULT_ITERS, name
+        else:
+            assert not math.isnan(values[name]) and values[f"{name}_ci_undefined"] < DEFAULT_ITERS, name
+    # the interval of S_AMB: the one seeded resampler over the documents in key order, the paper's formula per resample
+    items = sorted(logged.bbq_items(samples).values(), key=lambda item: item["key"])
+    by_key = {f"{s['doc']['category']}/{int(s['doc']['example_id']):06d}": s for s in samples}
+    ordered = [by_key[item["key"]] for item in items]
+    shares = []
+    for rows in resample_indices(len(ordered), DEFAULT_ITERS, DEFAULT_SEED):
+        resample = [ordered[i] for i in rows]
+        if any(sample["doc"]["context_condition"] == "ambig" for sample in resample):
+            shares.append(_plain_bbq_scores(resample)["amb_bias_score"])
+        else:
+            shares.append(math.nan)
+    expected = percentile_interval(shares)
+    assert _same(values["amb_bias_score_ci_low"], expected.low) and _same(
+        values["amb_bias_score_ci_high"], expected.high
+    )
+    assert values["amb_bias_score_ci_undefined"] == expected.undefined
+    # ideals and verdicts in the report
+    report = build_report([second.output_dir])
+    (cell,) = report.task_cells("bbq")
+    assert cell.ideal("amb_bias_score").value == 0.0 and cell.ideal("disamb_bias_score_Age").value == 0.0
+    assert cell.ideal("acc").direction == "higher" and cell.ideal("accuracy_amb").direction == "higher"
+    judged = 0
+    for name in ("amb_bias_score", "disamb_bias_score"):
+        estimate = cell.estimate(name)
+        low, high = values[f"{name}_ci_low"], values[f"{name}_ci_high"]
+        assert (estimate.low, estimate.high) == (low, high)
+        plain_verdict = None if low == high else "above" if low > 0 else "below" if high < 0 else "consistent"
+        assert cell_verdict(cell, name) == plain_verdict, (name, low, high)
+        judged += plain_verdict is not None
+    assert judged >= 1
+    assert cell_verdict(cell, "acc") is None  # a directed metric gets none
+    assert cell_verdict(cell, "amb_bias_score_SES") is None  # no row: NaN, no interval
 
 
 def test_smollm2_slice_through_lm_eval(smollm2: Path, offline_tasks: Path, tmp_path) -> None:

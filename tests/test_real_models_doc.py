@@ -59,13 +59,15 @@ def test_the_index_links_one_page_per_benchmark(written):
 
     index = (written / "REAL_MODELS.md").read_text(encoding="utf-8")
     linked = re.findall(r"^- \[([^]]+)\]\(real_models/(\w+)\.md\)$", index, re.M)
-    assert [name for _, name in linked] == [bench.name for bench in registry.benchmarks()][: len(linked)]
-    assert len(linked) == 8 and len(index.splitlines()) < 250
+    assert [name for _, name in linked] == [bench.name for bench in registry.benchmarks()]
+    assert len(index.splitlines()) < 250
     for title, name in linked:
         text = (written / "real_models" / f"{name}.md").read_text(encoding="utf-8")
         assert text.startswith(f"# Real models: {title}\n") and "](../REAL_MODELS.md)" in text
         tasks = set(re.findall(r"^### (\S+)$", text, re.M))
-        assert tasks and all(registry.benchmark(name).owns(task) for task in tasks)
+        owner = registry.benchmark(name)
+        assert tasks and all(owner.owns(task) or registry.lm_eval_task(task)[0] is owner for task in tasks)
+    assert "### esbbq_age" in (written / "real_models" / "lm_eval_bias.md").read_text(encoding="utf-8")
     assert "| KoBBQ · acc_amb (kobbq) | ↑ |  | 0.184 [0.134, 0.231] †2 |" in (
         written / "real_models" / "kobbq.md"
     ).read_text(encoding="utf-8")
@@ -183,3 +185,36 @@ def test_a_page_keeps_a_tables_header_with_its_own_rows_and_footnotes():
         == "intro\n\n| headline (task) | ideal | a |\n|---|---:|---:|\n| Y · m (y_1) | 1 | 3 †2 |\n\n- †2 a · y_1: note"
     )
     assert script._rows_of(text, {"z_1"}.__contains__) == "intro"
+
+
+def test_esbbq_cabbq_accuracies_read_from_the_options_loglikelihoods(page):
+    """SmolLM2's acc_ambig, 0 on EsBBQ's and 1 on CaBBQ's 24 Age rows, is explained from the per-option
+    log-likelihoods kept beside the results (which reproduce both accuracies, or the page is not written)."""
+    es = _bullet(page, "- **EsBBQ Age (esbbq_age), SmolLM2-135M-Instruct: `acc_ambig` 0.000")
+    ca = _bullet(page, "- **CaBBQ Age (cabbq_age), SmolLM2-135M-Instruct: `acc_ambig` 1.000")
+    assert "In 0 of the 8 ambiguous rows" in es and "In 8 of the 8 ambiguous rows" in ca
+    assert "('No sé' in 8 of these rows) is +2.6 nats" in es and "('No sé' in 8 of these rows) is -2.0 nats" in ca
+    why = _bullet(page, "- **Why `acc_ambig` differs between the two languages (SmolLM2-135M-Instruct).**")
+    assert "in every ambiguous Spanish row, a person is the likeliest option" in why
+    assert 'in every ambiguous Catalan row, a wording of "unknown" is the likeliest option' in why
+    assert "what moves between the languages is the likelihood of the people's wording" in why
+
+
+def test_the_options_file_must_reproduce_the_accuracies(tmp_path):
+    """An options file that does not give the results' accuracies stops the page."""
+    import json
+    import shutil
+
+    script = _script()
+    run = tmp_path / "real-runs-esbbq-cabbq"
+    shutil.copytree(script.RESULTS / "real-runs-esbbq-cabbq", run)
+    options = next(run.rglob(script.OPTIONS_FILE))
+    tasks = json.loads(options.read_text(encoding="utf-8"))
+    first_ambiguous = next(row for row in tasks["esbbq_age"] if row["context_condition"] == "ambig")
+    first_ambiguous["loglikelihoods"][2] = 0.0  # an unknown wording now the likeliest: acc_ambig 1/8, not 0
+    options.write_text(json.dumps(tasks), encoding="utf-8")
+    from lm_eval_stereo.report import build_report
+
+    report = build_report([str(run)])
+    with pytest.raises(SystemExit, match="esbbq_age: option_loglikelihoods.json does not reproduce"):
+        script.lm_eval_bias_findings(report, [row.label for row in report.rows])

@@ -8,7 +8,7 @@ from lm_eval_stereo.core.figures import FigureSpec
 from lm_eval_stereo.core.registry import Benchmark, LmEvalTasks
 from lm_eval_stereo.tasks.lm_eval_bias import logged, metrics
 from lm_eval_stereo.tasks.lm_eval_bias.lm_eval_functions import KNOWN_VERSION
-from lm_eval_stereo.tasks.lm_eval_bias.sources import ESBBQ_CABBQ
+from lm_eval_stereo.tasks.lm_eval_bias.sources import BBQ, ESBBQ_CABBQ
 
 BENCHMARK = Benchmark(
     name="lm_eval_bias",
@@ -20,7 +20,7 @@ BENCHMARK = Benchmark(
         "lm_eval_bias.bbq": metrics.bbq,
         "lm_eval_bias.crows_pairs": metrics.crows_pairs,
     },
-    sources=(ESBBQ_CABBQ,),
+    sources=(ESBBQ_CABBQ, BBQ),
     figures=(
         FigureSpec(
             "dot_plot",

@@ -1,24 +1,29 @@
-"""The rows lm_eval's own EsBBQ, CaBBQ and CrowS-Pairs tasks read from the hub, made from the pinned upstream CSV
-(offline mirror, cache or download; checksum verified): for offline runs of lm_eval's unchanged task definitions,
-where only the rows' origin is replaced (:mod:`.offline_tasks`).
+"""The rows lm_eval's own EsBBQ, CaBBQ, BBQ and CrowS-Pairs tasks read from the hub, made from the pinned upstream
+files (offline mirror, cache or download; checksum verified): for offline runs of lm_eval's unchanged task
+definitions, where only the rows' origin is replaced (:mod:`.offline_tasks`).
 
 EsBBQ/CaBBQ (``langtech-bsc/EsBBQ-CaBBQ``, one ``data_<lang>/<Category>.full.csv`` per hub config): the CSV flattens
 what the hub's rows nest, so ``answer_info.ans0``..``ans2`` (each a Python list literal ``[text, group]``) become the
 mapping ``answer_info``, ``stereotyped_groups`` and ``source`` become lists, and the integer columns integers
 (lm_eval's ``utils.py`` compares ``label`` with the index of the chosen answer). CrowS-Pairs English
 (``nyu-mll/crows-pairs``): the CSV's columns as they are, one row per pair (lm_eval reads ``sent_more``,
-``sent_less`` and ``bias_type``).
+``sent_less`` and ``bias_type``). BBQ (``nyu-mll/BBQ``, one ``data/<Category>.jsonl`` per hub config of
+``oskarvanderwal/bbq``): each line is a hub row as it is; the hub's ``All`` config (lm_eval's ``bbq``) is the
+categories' rows one after the other, here those of the categories the source pins (six of eleven).
 """
 
 from __future__ import annotations
 
 import ast
 import csv
+import json
 from pathlib import Path
 from typing import Any
 
 from lm_eval_stereo.core.errors import DataError
 from lm_eval_stereo.core.sources import fetch
+from lm_eval_stereo.tasks.lm_eval_bias.metrics import BBQ_CATEGORIES
+from lm_eval_stereo.tasks.lm_eval_bias.sources import BBQ
 
 #: integer columns of the EsBBQ/CaBBQ rows
 _INTEGERS = ("instance_id", "template_id", "label")
@@ -80,16 +85,49 @@ def crows_pairs_rows() -> list[dict[str, Any]]:
         return list(csv.DictReader(handle))
 
 
+def offline_bbq_categories() -> tuple[str, ...]:
+    """The BBQ categories (the hub configs of oskarvanderwal/bbq) whose rows the pinned source holds, in lm_eval's
+    order (:data:`.metrics.BBQ_CATEGORIES`)."""
+    pinned = {Path(path).stem for path in BBQ.files}
+    return tuple(category for category in BBQ_CATEGORIES if category in pinned)
+
+
+def original_bbq_rows(category: str) -> list[dict[str, Any]]:
+    """BBQ's rows of ``category`` (a hub config name), in the file's order; a line that is not a JSON object is
+    named (file and line)."""
+    if category not in offline_bbq_categories():
+        available = ", ".join(offline_bbq_categories())
+        raise DataError(f"no offline BBQ rows for category {category!r}: the pinned source holds {available}")
+    path = fetch(BBQ.name, f"data/{category}.jsonl")
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{path}: line {number}: not JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise DataError(f"{path}: line {number}: not a JSON object")
+            rows.append(row)
+    return rows
+
+
 def custom_dataset(**kwargs: Any) -> dict[str, Any]:
     """lm_eval's ``custom_dataset`` hook: ``{"test": rows}`` of the mirror set the override YAML names in its
-    ``dataset_kwargs`` (``mirror``: ``esbbq-cabbq`` with ``language`` and ``category``, or ``crows-pairs``)."""
+    ``dataset_kwargs`` (``mirror``: ``esbbq-cabbq`` with ``language`` and ``category``, ``bbq`` with
+    ``categories``, or ``crows-pairs``)."""
     import datasets
 
     mirror = kwargs.get("mirror")
     if mirror == "esbbq-cabbq":
         rows = bbq_rows(str(kwargs.get("language")), str(kwargs.get("category")))
+    elif mirror == "bbq":
+        categories = kwargs.get("categories")
+        if not isinstance(categories, list) or not categories:
+            raise DataError(f"dataset_kwargs mirror='bbq': categories must list BBQ categories, got {categories!r}")
+        rows = [row for category in categories for row in original_bbq_rows(str(category))]
     elif mirror == "crows-pairs":
         rows = crows_pairs_rows()
     else:
-        raise DataError(f"dataset_kwargs mirror={mirror!r}: one of 'esbbq-cabbq', 'crows-pairs'")
+        raise DataError(f"dataset_kwargs mirror={mirror!r}: one of 'esbbq-cabbq', 'bbq', 'crows-pairs'")
     return {"test": datasets.Dataset.from_list(rows)}

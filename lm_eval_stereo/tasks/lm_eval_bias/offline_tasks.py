@@ -1,9 +1,11 @@
-"""lm_eval's own EsBBQ, CaBBQ and CrowS-Pairs English tasks, unchanged but for where their rows come from: a folder of
-YAMLs for ``--include_path`` (``lm-eval-stereo``'s tests and the real-model runs, which have no hub).
+"""lm_eval's own EsBBQ, CaBBQ, BBQ and CrowS-Pairs English tasks, unchanged but for where their rows come from: a
+folder of YAMLs for ``--include_path`` (``lm-eval-stereo``'s tests and the real-model runs, which have no hub).
 
-Each YAML ``include``s the installed lm_eval's own (its prompt, choices, ``process_results``, metrics and group stay
-lm_eval's) and sets only ``custom_dataset`` (:func:`.mirror_rows.custom_dataset`, the pinned upstream CSV in the
-hub's row shape) and the ``dataset_kwargs`` naming its rows. A task keeps its lm_eval name, so the folder's tasks
+Each YAML ``include``s the installed lm_eval's own (its prompt, choices, ``process_docs``, ``process_results``, metrics
+and group stay lm_eval's) and sets only ``custom_dataset`` (:func:`.mirror_rows.custom_dataset`, the pinned upstream
+files in the hub's row shape) and the ``dataset_kwargs`` naming its rows. BBQ's tasks read the hub's ``All`` config;
+offline they read the categories the pinned source holds (six of eleven, :func:`.mirror_rows.offline_bbq_categories`),
+so their overall figures are over those six and the other five categories' figures are lm_eval's NaN (no row). A task keeps its lm_eval name, so the folder's tasks
 override lm_eval's of the same name; a group file only ``include``s lm_eval's group.
 
 Run ``python -m lm_eval_stereo.tasks.lm_eval_bias.offline_tasks FOLDER`` to write the folder.
@@ -17,8 +19,10 @@ from typing import Any
 
 import yaml
 
+from lm_eval_stereo.tasks.lm_eval_bias.mirror_rows import offline_bbq_categories
+
 #: the lm_eval task folders written, and the mirror their rows come from
-FOLDERS = {"esbbq": "esbbq-cabbq", "cabbq": "esbbq-cabbq", "crows_pairs": "crows-pairs"}
+FOLDERS = {"esbbq": "esbbq-cabbq", "cabbq": "esbbq-cabbq", "bbq": "bbq", "crows_pairs": "crows-pairs"}
 _LANGUAGES = {"esbbq": "es", "cabbq": "ca"}
 _DATASET = "!function lm_eval_stereo.tasks.lm_eval_bias.mirror_rows.custom_dataset"
 
@@ -49,6 +53,8 @@ def _override(folder: str, path: Path, config: dict[str, Any]) -> str:
         return "\n".join(lines) + "\n"
     if folder == "crows_pairs":
         kwargs = "{mirror: crows-pairs}"
+    elif folder == "bbq":
+        kwargs = f"{{mirror: bbq, categories: [{', '.join(offline_bbq_categories())}]}}"
     else:
         included = _config(path.parent / config["include"]) if "include" in config else {}
         category = config.get("dataset_name") or included.get("dataset_name")

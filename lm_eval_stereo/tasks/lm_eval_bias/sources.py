@@ -1,6 +1,7 @@
-"""The upstream files behind the offline runs of lm_eval's own EsBBQ and CaBBQ tasks (lm_eval loads them from the hub,
-BSC-LT/EsBBQ and BSC-LT/CaBBQ; the offline mirror holds the authors' CSV, which :mod:`.mirror_rows` turns into the
-hub's rows), and the authors' scoring script the parity tests run. CrowS-Pairs is the source S_JSD declares."""
+"""The upstream files behind the offline runs of lm_eval's own EsBBQ, CaBBQ and BBQ tasks (lm_eval loads them from the
+hub: BSC-LT/EsBBQ and BSC-LT/CaBBQ, whose rows :mod:`.mirror_rows` makes from the authors' CSV, and
+oskarvanderwal/bbq, whose rows are BBQ's own JSON lines), and the EsBBQ/CaBBQ authors' scoring script the parity tests
+run. CrowS-Pairs is the source S_JSD declares."""
 
 from lm_eval_stereo.core.pins import parse_pins
 from lm_eval_stereo.core.upstream import Source
@@ -35,6 +36,26 @@ ESBBQ_CABBQ = Source(
     b2d4880f5d7aaeb96033b97051f30b8259b397b65326100d331dd15b45428b38    2851256  data_ca/SES.full.csv
     efe6aac654ddd8b1a154d5c5f69186c2c5b6ce411978863f0881fc3f3cd37be4     558844  data_ca/SpanishRegion.full.csv
     d15249c9786215a3de6fb4d1d5e3ba8a19c8461adaf382bb69409d1f777ee373      11283  bias_score.py
+"""
+    ),
+)
+
+#: BBQ's rows of six of its eleven categories, the JSON lines lm_eval's ``bbq`` reads from the hub (oskarvanderwal/bbq);
+#: the offline mirror lacks the other five (Gender_identity, Race_ethnicity, Race_x_SES, Race_x_gender, SES)
+BBQ = Source(
+    name="bbq",
+    repo="nyu-mll/BBQ",
+    commit="bea11bd97d79217245b5871acd247b9d6eb24598",
+    licence="CC BY 4.0",
+    citation="Parrish et al. (2022). BBQ: A Hand-Built Bias Benchmark for Question Answering. Findings of ACL 2022.",
+    files=parse_pins(
+        """
+    46e805b3fc2d8cbd26eeb8e8430d98cf7b2dc9c83574ff3674e8ce4f0fca2a60    3091834  data/Age.jsonl
+    375d40d9b71f056150264445ec189b13934998f3f49a1e311aa7578eb3b45e5f    1336984  data/Disability_status.jsonl
+    a583e74666aec0341ded8aa3983e7cad694eb24de72c254d28b2df3035720090    2900040  data/Nationality.jsonl
+    e48d7e13508565f4801574e611043470c25c95a0a62af3699cb5ee7cb02608fb    1347476  data/Physical_appearance.jsonl
+    cb9555f9f3454a52cd2df85956b59bd7fcca5aa922c8527693b1164d08417616    1118728  data/Religion.jsonl
+    2c71036b9e7584fe589c42aef32c1a42bc01b9a5e9b1b8704342630cdb08cefd     729010  data/Sexual_orientation.jsonl
 """
     ),
 )
