@@ -264,10 +264,12 @@ def scoring_wrapper(original: Any) -> Any:
             while exc.__cause__ is not None and not str(exc):
                 exc = exc.__cause__
             url = redact_url(str(self.base_url or ""))
+            text = " ".join(str(exc).split())
+            reason = type(exc).__name__ + (f": {text[:100].rsplit(' ', 1)[0]} ..." if len(text) > 100 else f": {text}")
+            sys.stderr.write("\n")  # after lm_eval's progress bar, which ends in no newline
             _fail(
-                f"log-likelihood requests to {url} failed after {self.max_retries} tries ({type(exc).__name__}: "
-                f"{' '.join(str(exc).split())[:200]}); no results written. With --use_cache the answered ones are "
-                "kept: the same command sends only the rest"
+                f"log-likelihood requests to {url} failed after {self.max_retries} tries ({reason}); no results "
+                "written. With --use_cache the answered ones are kept: the same command sends only the rest"
             )
 
     _loglikelihood_tokens._lm_eval_stereo = True  # type: ignore[attr-defined]
