@@ -10,7 +10,8 @@ Instruct in float32:
   scores and metrics, the token-boundary flags of ``hf`` raised on the same items. Greedy generation: the same text as
   ``hf`` on every document but where the token limit cuts a character (counted, :func:`cut_character`). Sampled: a
   seed per repeat (``seed + k``), so the repeats differ and the served run gives the same samples. Both runs exit 0
-  (the engine shut down before the interpreter is torn down, :mod:`lm_eval_stereo.models.vllm_engine`).
+  (the engine shut down before the interpreter is torn down, :mod:`lm_eval_stereo.models.vllm_engine`). The report
+  and the Every Eval Ever export read the run like any other and name its backend.
 - served (``vllm serve`` on a free loopback port, started by this file and stopped at its end): ``local-completions``
   on the same log-likelihood tasks equals ``hf`` within :data:`TOLERANCE`; ``local-chat-completions`` on the
   generative protocols equals the in-process run (GerBBQ+'s German prefill continued:
@@ -242,6 +243,19 @@ def test_sampled_repeats_carry_a_seed_each_and_differ(vllm_gen):
     repeats = texts(leakage)
     assert len(repeats) == LEAKAGE_REPEATS and len(set(repeats)) > 1, repeats
     assert all(text.strip() for text in texts(vllm_gen.samples["gerbbq_amb"][0]))
+
+
+def test_the_report_and_export_name_the_backend(vllm_ll, tmp_path, capsys):
+    from lm_eval_stereo.cli import main
+
+    assert main(["report", str(vllm_ll.output_dir), "--details"]) == 0
+    report = capsys.readouterr().out
+    assert "| vllm |" in report  # the backend column of the per-task tables
+    records = tmp_path / "eee"
+    export = ["export", str(vllm_ll.output_dir), "--format", "eee", "--output", str(records)]
+    assert main([*export, "--model-id", "HuggingFaceTB/SmolLM2-135M-Instruct"]) == 0
+    written = [json.loads(path.read_text()) for path in records.rglob("*.json")]
+    assert written and all('"lm_eval_backend": "vllm"' in json.dumps(record) for record in written)
 
 
 def test_seeded_requests_give_the_kth_identical_sampled_request_seed_plus_k():
