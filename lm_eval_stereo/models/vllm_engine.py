@@ -9,9 +9,9 @@ the other backends run them; :mod:`lm_eval_stereo._autoload` applies these wrapp
   :mod:`lm_eval_stereo.models.served` seeds the served ones: the samples do not depend on how vLLM schedules the
   batch, and a repeated run gives the same texts;
 - shutdown (:func:`shut_down_engines`): after ``lm_eval`` has written its results, every engine the run started is
-  shut down, and the engine client's output thread joined, while the interpreter is whole. Left to vLLM's
-  ``weakref.finalize`` at exit, the engine client (its daemon output thread, ``EngineCoreOutputQueueThread``, and the
-  engine core process it talks to) is shut down only as the interpreter finalizes; a daemon thread that needs the
+  shut down, and the engine client's daemon threads joined, while the interpreter is whole. Left to vLLM's
+  ``weakref.finalize`` at exit, the engine client (its output thread, the thread that monitors the engine core
+  process, and that process) is shut down only as the interpreter finalizes; a daemon thread that needs the
   GIL back once finalization has begun is ended by CPython with ``pthread_exit``, and where that unwinding crosses
   C++ frames the process ends in ``std::terminate``: ``terminate called without an active exception``, SIGABRT,
   exit status 134, after a finished run. It depends on timing, hence an abort in some runs only.
@@ -22,14 +22,18 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import threading
 import weakref
 from collections import Counter
 from typing import Any
 
 #: the backends started in this process (weak: one that is gone needs no shutdown)
 _ENGINES: weakref.WeakSet = weakref.WeakSet()
-#: seconds to wait for the engine client's output thread to end once the engine is shut down
-OUTPUT_THREAD_TIMEOUT = 30.0
+#: vLLM's engine-client daemon threads (its output thread; the monitor of the engine core processes), which end once
+#: the engine is shut down
+CLIENT_THREADS = ("EngineCoreOutputQueueThread", "MPClientEngineMonitor")
+#: seconds to wait for each of them
+CLIENT_THREAD_TIMEOUT = 30.0
 #: lm_eval's default ``seed`` of the vllm backend (``VLLM.__init__``)
 DEFAULT_SEED = 1234
 
@@ -102,17 +106,17 @@ def generate_wrapper(original: Any) -> Any:
 
 def shut_down_engines() -> int:
     """Shut down the engine of every vllm backend of this process (vLLM's ``engine_core.shutdown()``: the engine core
-    and its workers stopped, the shutdown signal sent to the client's output thread) and wait for that thread to end;
-    how many were shut down."""
+    and its workers stopped, the shutdown signal sent to the client's output thread) and wait for the client's
+    threads (:data:`CLIENT_THREADS`) to end; how many engines were shut down."""
     done = 0
     for backend in list(_ENGINES):
         llm = backend.__dict__.get("model")
         engine_core = getattr(getattr(llm, "llm_engine", None), "engine_core", None)
         if engine_core is not None and hasattr(engine_core, "shutdown"):
             engine_core.shutdown()
-            thread = getattr(engine_core, "output_queue_thread", None)
-            if thread is not None:
-                thread.join(OUTPUT_THREAD_TIMEOUT)
             done += 1
         _ENGINES.discard(backend)
+    for thread in threading.enumerate():
+        if thread.name in CLIENT_THREADS and thread is not threading.current_thread():
+            thread.join(CLIENT_THREAD_TIMEOUT)
     return done
