@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
+from bench.bench_served import Served
 from bench.timing import REPETITIONS, cell, spread, timed
 from lm_eval_stereo.local_models.real import SMOLLM2, materialise
 
@@ -32,7 +30,6 @@ ROWS = {"demo mix": ("stereoset_multi,gest_en,gerbbq_mc", "0.005"), "mbbq_en": (
 QUICK_ROWS = {"demo mix": ("stereoset_multi_en,gest_en", "4"), "mbbq_en": ("mbbq_en", "5")}
 CONCURRENCY = (1, 4, 8)
 MAX_MODEL_LEN = 1024
-HEALTH_TIMEOUT = 600
 ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1",
        "LM_EVAL_STEREO_ONLY_PLUGIN_TASKS": "1"}  # fmt: skip
 TOLERANCE = 1e-3
@@ -56,37 +53,14 @@ def lm_eval(executable: Path, args: list[str]) -> tuple[dict, dict[tuple[str, in
         return json.loads(results_file.read_text()), values
 
 
-class VllmServe:
-    """``vllm serve`` of ``model`` on a free loopback port, stopped on exit."""
+def vllm_serve(model: Path) -> Served:
+    """``vllm serve`` of ``model`` (float32, eager, a window of :data:`MAX_MODEL_LEN`)."""
 
-    def __init__(self, model: Path) -> None:
-        import socket
+    def command(port: int) -> list[str]:
+        command = [str(VLLM_BIN / "vllm"), "serve", str(model), "--host", "127.0.0.1", "--port", str(port)]
+        return [*command, "--dtype", "float32", "--enforce-eager", "--max-model-len", str(MAX_MODEL_LEN)]
 
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        command = [str(VLLM_BIN / "vllm"), "serve", str(model), "--host", "127.0.0.1", "--port", str(self.port)]
-        command += ["--dtype", "float32", "--enforce-eager", "--max-model-len", str(MAX_MODEL_LEN)]
-        self.process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, **ENV},
-            start_new_session=True,
-        )  # fmt: skip
-
-    def __enter__(self) -> VllmServe:
-        deadline = time.monotonic() + HEALTH_TIMEOUT
-        while time.monotonic() < deadline and self.process.poll() is None:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2):
-                    return self
-            except OSError:
-                time.sleep(1)
-        self.__exit__()
-        raise RuntimeError("vllm serve did not become healthy")
-
-    def __exit__(self, *exc: object) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            self.process.wait(60)
+    return Served(command, "vllm serve", env={**os.environ, **ENV})
 
 
 def metrics_equal(one: dict, two: dict) -> bool:
@@ -104,7 +78,7 @@ def measure(model: Path, rows: dict[str, tuple[str, str]], repetitions: int) -> 
     hf_args = ["--model_args", f"pretrained={model},dtype=float32", "--device", "cpu", "--batch_size", "16"]
     vllm_args = f"pretrained={model},dtype=float32,max_model_len={MAX_MODEL_LEN},enforce_eager=True"
     out = []
-    with VllmServe(model) as server:
+    with vllm_serve(model) as server:
         url = f"http://127.0.0.1:{server.port}/v1/completions"
         for row, (tasks, limit) in rows.items():
             common = ["--tasks", tasks, "--limit", limit]

@@ -29,11 +29,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import signal
-import subprocess
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -41,12 +37,12 @@ from lm_eval_runner import (
     REPO,
     LmEvalRun,
     assert_same_metrics,
-    free_port,
     lm_eval_command,
     read_outputs,
     run_lm_eval,
     start_lm_eval,
 )
+from model_server import ModelServer
 
 from lm_eval_stereo.tasks.lm_eval_bias.offline_tasks import write_offline_tasks
 
@@ -144,6 +140,15 @@ def per_request(run: LmEvalRun, task: str) -> dict[tuple[int, int], tuple[float,
     }
 
 
+def assert_log_likelihoods_equal(run: LmEvalRun, hf_ll: LmEvalRun, task: str) -> None:
+    """Every request of ``task``: ``hf``'s log-likelihood within :data:`TOLERANCE`, ``hf``'s greedy flag."""
+    expected, actual = per_request(hf_ll, task), per_request(run, task)
+    assert expected and expected.keys() == actual.keys()
+    worst = max(abs(actual[key][0] - ll) for key, (ll, _) in expected.items())
+    assert worst <= TOLERANCE, (task, worst)
+    assert {key: greedy for key, (_, greedy) in actual.items()} == {key: g for key, (_, g) in expected.items()}
+
+
 def by_document(run: LmEvalRun, task: str) -> dict[int, dict]:
     return {sample["doc_id"]: sample for sample in run.samples[task]}
 
@@ -205,11 +210,7 @@ def test_a_finished_vllm_run_exits_0(vllm_ll, vllm_gen):
 
 @pytest.mark.parametrize("task", sorted(LL_DOCS))
 def test_log_likelihoods_item_scores_and_metrics_equal_hf(vllm_ll, hf_ll, task):
-    expected, actual = per_request(hf_ll, task), per_request(vllm_ll, task)
-    assert expected and expected.keys() == actual.keys()
-    worst = max(abs(actual[key][0] - ll) for key, (ll, _) in expected.items())
-    assert worst <= TOLERANCE, (task, worst)
-    assert {key: greedy for key, (_, greedy) in actual.items()} == {key: g for key, (_, g) in expected.items()}
+    assert_log_likelihoods_equal(vllm_ll, hf_ll, task)
     hf_docs, vllm_docs = by_document(hf_ll, task), by_document(vllm_ll, task)
     for doc, sample in hf_docs.items():
         for name in sample["metrics"]:
@@ -300,53 +301,17 @@ def test_an_engine_that_cannot_start_ends_in_one_line(smollm2, tmp_path):
 COMPLETIONS_POST = '"POST /v1/completions HTTP/1.1" 200'
 
 
-class VllmServer:
-    """``vllm serve`` of one model folder on a free loopback port; :meth:`posts` counts the completions requests it
-    answered, from its access log."""
+class VllmServer(ModelServer):
+    """``vllm serve`` of one model folder; :meth:`posts` counts the completions requests it answered."""
+
+    name = "vllm serve"
 
     def __init__(self, model: Path, log: Path) -> None:
-        self.model, self.log, self.port = model, log, free_port()
-        self.process: subprocess.Popen | None = None
+        super().__init__(model, log, env=ENV, marker=COMPLETIONS_POST, health_timeout=HEALTH_TIMEOUT)
 
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
+    def command(self) -> list[str]:
         command = [str(VLLM_BIN / "vllm"), "serve", str(self.model), "--host", "127.0.0.1", "--port", str(self.port)]
-        command += ["--dtype", "float32", "--enforce-eager", "--max-model-len", str(MAX_MODEL_LEN)]
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(
-                command, stdout=log, stderr=log, env={**os.environ, **ENV}, start_new_session=True
-            )
-        deadline = time.monotonic() + HEALTH_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"vllm serve ended ({self.process.returncode}):\n{self.log.read_text()[-5000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.base}/health", timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                time.sleep(1)
-        self.kill()
-        raise AssertionError(f"vllm serve not healthy after {HEALTH_TIMEOUT} s:\n{self.log.read_text()[-5000:]}")
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(60)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(60)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-    def posts(self, marker: str = COMPLETIONS_POST) -> int:
-        return self.log.read_text(errors="replace").count(marker)
+        return [*command, "--dtype", "float32", "--enforce-eager", "--max-model-len", str(MAX_MODEL_LEN)]
 
 
 @pytest.fixture(scope="module")
@@ -371,11 +336,7 @@ def served_ll(smollm2, server, offline_tasks, tmp_path_factory) -> LmEvalRun:
 
 @pytest.mark.parametrize("task", sorted(LL_DOCS))
 def test_served_log_likelihoods_equal_hf(served_ll, hf_ll, task):
-    expected, actual = per_request(hf_ll, task), per_request(served_ll, task)
-    assert expected and expected.keys() == actual.keys()
-    worst = max(abs(actual[key][0] - ll) for key, (ll, _) in expected.items())
-    assert worst <= TOLERANCE, (task, worst)
-    assert {key: greedy for key, (_, greedy) in actual.items()} == {key: g for key, (_, g) in expected.items()}
+    assert_log_likelihoods_equal(served_ll, hf_ll, task)
     assert_close_metrics(served_ll.results["results"][task], hf_ll.results["results"][task])
 
 
