@@ -149,7 +149,8 @@ def measure_vllm(model_path: Path, dtype: str, repetitions: int, hf_rows: list[M
         out.append(Measured(dtype, row, "vllm", statistics.median(seconds), hf_tokens, hf_tokens))
     from lm_eval_stereo.models.vllm_engine import shut_down_engines
 
-    shut_down_engines()
+    shut_down_engines()  # the engine core (and its GPU memory) ends before the next dtype's starts
+    del lm
     return out
 
 
