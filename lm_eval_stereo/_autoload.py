@@ -10,9 +10,10 @@ executed, lm_eval's base ``LM`` gets a method per masked-LM request type (:data:
 run of a masked-LM task on a model that cannot serve it with a message naming ``--model hf-mlm``; ``lm_eval.utils``'s
 console table shortens long text metrics; lm_eval's API models (``lm_eval.models.api_models``,
 ``openai_completions``) and its ``evaluate`` get the served-model fixes of :mod:`lm_eval_stereo.models.served`,
-``--use_cache`` the checks of :mod:`lm_eval_stereo.models.answer_cache`. With ``LM_EVAL_STEREO_ONLY_PLUGIN_TASKS=1``
-the ``TaskManager`` indexes the plugin's tasks and ``--include_path`` only, not lm_eval's own ~14,000 task files
-(start-up about 10 s faster on a 2-core CPU; lm_eval's own tasks are then unknown to that run).
+``--use_cache`` the checks of :mod:`lm_eval_stereo.models.answer_cache`, its ``vllm`` backend those of
+:mod:`lm_eval_stereo.models.vllm_engine`. With ``LM_EVAL_STEREO_ONLY_PLUGIN_TASKS=1`` the ``TaskManager`` indexes the
+plugin's tasks and ``--include_path`` only, not lm_eval's own ~14,000 task files (start-up about 10 s faster on a
+2-core CPU; lm_eval's own tasks are then unknown to that run).
 
 This module is the plugin's one place that patches lm_eval; every patch is listed in ``_HOOKS``.
 
@@ -390,6 +391,10 @@ def patch_cli(module: ModuleType) -> None:
         except (MissingExtraError, DataError) as exc:
             sys.stderr.write(f"lm-eval-stereo: {exc}\n")
             raise SystemExit(2) from None
+        finally:
+            engines = sys.modules.get("lm_eval_stereo.models.vllm_engine")
+            if engines is not None:  # a vllm run: its engines shut down before the interpreter is torn down
+                engines.shut_down_engines()
 
     @functools.wraps(original)
     def parse_args(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -438,6 +443,7 @@ def patch_api_models(module: ModuleType) -> None:
     _wrap(cls, "model_call", lambda original: served.retrying(original, asynchronous=False))
     _wrap(cls, "amodel_call", lambda original: served.retrying(original, asynchronous=True))
     _wrap(cls, "generate_until", served.generate_wrapper)
+    _wrap(cls, "_loglikelihood_tokens", served.scoring_wrapper)
 
 
 def patch_openai_completions(module: ModuleType) -> None:
@@ -451,6 +457,15 @@ def patch_openai_completions(module: ModuleType) -> None:
             for name, wrapper in wrappers.items():
                 if name in vars(value):
                     _wrap(value, name, wrapper)
+
+
+def patch_vllm(module: ModuleType) -> None:
+    """lm_eval's in-process ``vllm`` backend (:mod:`lm_eval_stereo.models.vllm_engine`): an engine that cannot start
+    named in one line, a seed per sampled repeat, the engine shut down after the run (by :func:`patch_cli`)."""
+    from lm_eval_stereo.models import vllm_engine
+
+    _wrap(module.VLLM, "__init__", vllm_engine.init_wrapper)
+    _wrap(module.VLLM, "generate_until", vllm_engine.generate_wrapper)
 
 
 def patch_evaluator(module: ModuleType) -> None:
@@ -471,6 +486,7 @@ _HOOKS = {
     "lm_eval.models.api_models": ("count unanswered requests of served models", patch_api_models),
     "lm_eval.models.openai_completions": ("send requests servers accept", patch_openai_completions),
     "lm_eval.evaluator": ("check a served model before the run", patch_evaluator),
+    "lm_eval.models.vllm_causallms": ("start, seed and shut down vLLM engines", patch_vllm),
     "lm_eval.tasks.manager": ("register its tasks", patch_task_manager),
     "lm_eval.models": ("register its models", register_models),
     "lm_eval._cli.harness": ("translate --tasks list", patch_cli),

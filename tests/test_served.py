@@ -23,17 +23,14 @@ loopback port, started once for this file (one file: one xdist worker) and stopp
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from lm_eval_runner import LmEvalRun, assert_same_metrics, free_port, lm_eval_command, read_outputs, start_lm_eval
 from lm_eval_runner import run_lm_eval as run_lm_eval_with
+from model_server import ModelServer
 
 from lm_eval_stereo.cli import main
 
@@ -60,52 +57,17 @@ def samples_arg(documents: dict[str, int]) -> list[str]:
     return ["--samples", json.dumps({task: list(range(n)) for task, n in documents.items()})]
 
 
-class Server:
-    """``transformers serve`` of one model folder on a free loopback port; :meth:`posts` counts the chat requests it
-    answered, from its access log."""
+class Server(ModelServer):
+    """``transformers serve`` of one model folder; :meth:`posts` counts the chat requests it answered."""
+
+    name = "transformers serve"
 
     def __init__(self, model: Path, log: Path) -> None:
-        self.model, self.log, self.port = model, log, free_port()
-        self.process: subprocess.Popen | None = None
+        super().__init__(model, log, env=ENV, marker=CHAT_POST, health_timeout=HEALTH_TIMEOUT)
 
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
+    def command(self) -> list[str]:
         command = [str(Path(sys.executable).parent / "transformers"), "serve", "--host", "127.0.0.1"]
-        command += ["--port", str(self.port), "--device", "cpu", "--dtype", "float32", str(self.model)]
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(
-                command, stdout=log, stderr=log, env={**os.environ, **ENV}, start_new_session=True
-            )
-        deadline = time.monotonic() + HEALTH_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"transformers serve ended ({self.process.returncode}):\n{self.log.read_text()}")
-            try:
-                with urllib.request.urlopen(f"{self.base}/health", timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.5)
-        raise AssertionError(f"transformers serve not healthy after {HEALTH_TIMEOUT} s:\n{self.log.read_text()}")
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(30)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-    def posts(self) -> int:
-        return self.log.read_text(errors="replace").count(CHAT_POST)
+        return [*command, "--port", str(self.port), "--device", "cpu", "--dtype", "float32", str(self.model)]
 
 
 def sampling_folder(model: Path, folder: Path) -> Path:

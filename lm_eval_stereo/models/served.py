@@ -10,7 +10,10 @@ place that patches lm_eval) applies them to lm_eval 0.4.13:
   field instead of lm_eval's ``"stop": []``, which servers reject (``transformers serve``: HTTP 500), and
   ``in-process`` ``hf`` appends the EOS itself; the k-th identical sampled request of a run (``repeats``: the same
   prompt sent k times) carries ``seed + k``, so a server that honours ``seed`` returns k different samples, and the
-  same ones when the run is repeated with the same ``seed`` (``--model_args seed=``, lm_eval's default 1234);
+  same ones when the run is repeated with the same ``seed`` (``--model_args seed=``, lm_eval's default 1234); a chat
+  whose last message is a prefilled assistant turn (lm_eval's ``gen_prefix``: GerBBQ+'s ``"\\nAntwort:\\n"``) is
+  continued where the server can (:func:`continues_final_message`: vLLM's ``continue_final_message``), and said once
+  per task with its count where it cannot;
 - the response (:func:`retrying`, :func:`parse_wrapper`, :func:`generate_wrapper`): text after a stop string is cut, as lm_eval's in-process backends cut it
   (the OpenAI API leaves the stop string out; ``transformers serve`` returns it); a request that failed after
   lm_eval's ``max_retries`` (HTTP error, timeout, connection refused) or whose message has no content (null, a
@@ -20,7 +23,8 @@ place that patches lm_eval) applies them to lm_eval 0.4.13:
   (:data:`UNANSWERED`, also for ``replay``'s ``null`` recordings, :func:`count_unanswered`);
 - the run (:func:`check_scoring_tasks`): a log-likelihood task on a chat-completions model, or on a completions
   endpoint that returns no prompt log-probabilities, stops before the first request with one line naming the
-  endpoint and what it lacks.
+  endpoint and what it lacks; a log-likelihood request that fails after the retries stops the run in one line
+  (:func:`scoring_wrapper`), what was answered kept by ``--use_cache`` for the resumed run.
 """
 
 from __future__ import annotations
@@ -136,6 +140,9 @@ def payload_wrapper(original: Any) -> Any:
             kwargs["seed"] = int(kwargs.get("seed", self._seed)) + seen[key]
             seen[key] += 1
         payload = original(self, messages, *args, **kwargs)
+        if generate and isinstance(payload, dict) and ends_in_assistant_turn(payload.get("messages")):
+            if continues_final_message(self):
+                payload.update(continue_final_message=True, add_generation_prompt=False)
         if generate and isinstance(payload, dict):
             if not payload.get("stop"):
                 payload.pop("stop", None)
@@ -144,6 +151,43 @@ def payload_wrapper(original: Any) -> Any:
 
     _create_payload._lm_eval_stereo = True  # type: ignore[attr-defined]
     return _create_payload
+
+
+def ends_in_assistant_turn(messages: Any) -> bool:
+    """Whether a chat request's last message is the assistant's (a prefill, lm_eval's ``gen_prefix``)."""
+    return (
+        isinstance(messages, list)
+        and bool(messages)
+        and isinstance(messages[-1], dict)
+        and (messages[-1].get("role") == "assistant")
+    )
+
+
+def continues_final_message(model: Any) -> bool:
+    """Whether ``model``'s chat server continues a prefilled assistant turn: vLLM's chat API does with
+    ``continue_final_message: true, add_generation_prompt: false``; a server that rejects unknown fields
+    (``transformers serve``) or ignores them does not, and gets neither. Asked once per model: ``GET /v1/models``
+    names vLLM as the owner of its models."""
+    cached = model.__dict__.get("_lm_eval_stereo_continues")
+    if cached is None:
+        import requests
+
+        url = str(model.base_url or "").rsplit("/chat/completions", 1)[0] + "/models"
+        try:
+            response = requests.get(url, headers=model.header, verify=model.verify_certificate, timeout=10)
+            owners = {entry.get("owned_by") for entry in response.json().get("data", [])}
+        except (requests.RequestException, ValueError, AttributeError):
+            owners = set()
+        cached = model.__dict__["_lm_eval_stereo_continues"] = "vllm" in owners
+    return cached
+
+
+def _chat_messages(context: Any) -> Any:
+    """The messages of a chat request's context (lm_eval's ``JsonChatStr``: the messages as JSON)."""
+    try:
+        return json.loads(getattr(context, "prompt", context))
+    except (TypeError, ValueError):
+        return None
 
 
 #: what :func:`_answered_or_failed` returns for a generation request that failed after every retry
@@ -207,6 +251,32 @@ def retrying(original: Any, asynchronous: bool) -> Any:
     return model_call
 
 
+def scoring_wrapper(original: Any) -> Any:
+    """``_loglikelihood_tokens`` whose request that failed after lm_eval's ``max_retries`` ends the run in one line
+    (exit status 2) naming the endpoint and how to resume: a log-likelihood has no stand-in that is not a score, so
+    the run stops instead of scoring; what was answered stays in ``--use_cache``'s database, and the same command
+    sends only the rest."""
+
+    @functools.wraps(original)
+    def _loglikelihood_tokens(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(self, *args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - requests, aiohttp and tenacity errors alike
+            while exc.__cause__ is not None and not str(exc):
+                exc = exc.__cause__
+            url = redact_url(str(self.base_url or ""))
+            text = " ".join(str(exc).split())
+            reason = type(exc).__name__ + (f": {text[:100].rsplit(' ', 1)[0]} ..." if len(text) > 100 else f": {text}")
+            sys.stderr.write("\n")  # after lm_eval's progress bar, which ends in no newline
+            _fail(
+                f"log-likelihood requests to {url} failed after {self.max_retries} tries ({reason}); no results "
+                "written. With --use_cache the answered ones are kept: the same command sends only the rest"
+            )
+
+    _loglikelihood_tokens._lm_eval_stereo = True  # type: ignore[attr-defined]
+    return _loglikelihood_tokens
+
+
 def _placeholder() -> Unanswered:
     from lm_eval.models import api_models
 
@@ -256,6 +326,20 @@ def generate_wrapper(original: Any) -> Any:
 
     @functools.wraps(original)
     def generate_until(self: Any, requests: list, *args: Any, **kwargs: Any) -> list:
+        closed = Counter(
+            getattr(request, "task_name", None)
+            for request in requests
+            if ends_in_assistant_turn(_chat_messages(request.args[0])) and not continues_final_message(self)
+        )
+        if closed:
+            from lm_eval.models.api_models import eval_logger
+
+            for task, count in closed.items():
+                eval_logger.warning(
+                    f"lm-eval-stereo: {task}: {count} prompts end in a prefilled assistant turn that "
+                    f"{redact_url(str(self.base_url or ''))} cannot continue (no continue_final_message): the model "
+                    "answers in a turn of its own after it"
+                )
         texts = original(self, requests, *args, **kwargs)
         count_unanswered(self, requests, texts)
         return texts

