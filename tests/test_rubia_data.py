@@ -184,3 +184,15 @@ def test_interval_is_seeded():
     first, again = (metrics.metric_set("lgbtq").compute(items) for _ in range(2))
     assert first["biased_ci_low"] == again["biased_ci_low"] and first["biased_ci_high"] == again["biased_ci_high"]
     assert first["biased_ci_low"] < first["biased"] < first["biased_ci_high"]
+
+
+def test_the_registry_builds_each_domains_declaration_from_what_a_task_recorded():
+    from lm_eval_stereo.core import registry
+
+    built = registry.metric_set("rubia.shares", "rubia_mlm_class", {"facts": {"domain": "class"}})
+    assert "biased_template_wealth" in built.names and "biased_freeform_lgb" not in built.names
+    assert "biased_freeform_lgb" in registry.metric_set("rubia.shares", "rubia_lgbtq", {}).names
+    common = registry.metric_set("rubia.shares", "rubia_other", {})
+    assert common.primary_headline == "biased" and not [
+        n for n in common.names if n.startswith(("biased_free", "biased_templ"))
+    ]

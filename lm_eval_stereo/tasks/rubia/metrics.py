@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from lm_eval_stereo.core.metrics import SHARE, ItemScore, Metric, MetricSet, Resampling, count, ideal
-from lm_eval_stereo.tasks.rubia.data import NOT_IN_ALL, domain_task_types
+from lm_eval_stereo.tasks.rubia.data import DOMAINS, NOT_IN_ALL, domain_task_types
 
 PRIMARY = "biased"
 
@@ -129,15 +129,15 @@ def _declared(domain_types: Sequence[str]) -> tuple[Metric, ...]:
     )
 
 
-def metric_set(domain: str) -> MetricSet:
-    """The metrics of one domain's task."""
-    domain_types = domain_task_types(domain)
+def metric_set(domain: str | None) -> MetricSet:
+    """The metrics of one domain's task (None: those every domain has, without the task types' shares)."""
+    domain_types = domain_task_types(domain) if domain is not None else ()
 
     def statistic(columns: Mapping[str, np.ndarray]) -> dict[str, float]:
         return shares(columns["task_type"], columns["biased"], domain_types)
 
     return MetricSet(
-        f"rubia_{domain}",
+        f"rubia_{domain or 'any'}",
         _declared(domain_types),
         lambda items: summary(items, domain_types),
         (Resampling(statistic, _columns, _strata),),
@@ -148,8 +148,7 @@ def metric_set(domain: str) -> MetricSet:
 
 
 def metric_set_factory(task: str, metadata: Mapping[str, Any]) -> MetricSet:
-    """The registry's factory of ``rubia.shares``, from the domain the task recorded (``facts``)."""
-    domain = (metadata.get("facts") or {}).get("domain")
-    if domain is None:
-        raise ValueError(f"{task}: the results record no RuBia domain (facts.domain)")
-    return metric_set(str(domain))
+    """The registry's factory of ``rubia.shares``: the domain the task recorded (``facts``), else the one its name
+    ends with, else the metrics every domain has."""
+    domain = (metadata.get("facts") or {}).get("domain") or task.rpartition("_")[2]
+    return metric_set(domain if domain in DOMAINS else None)
