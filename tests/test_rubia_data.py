@@ -189,7 +189,7 @@ def test_interval_is_seeded():
 def test_the_registry_builds_each_domains_declaration_from_what_a_task_recorded():
     from lm_eval_stereo.core import registry
 
-    built = registry.metric_set("rubia.shares", "rubia_mlm_class", {"facts": {"domain": "class"}})
+    built = registry.metric_set("rubia.shares", "rubia_x", {"facts": {"domain": "class"}})
     assert "biased_template_wealth" in built.names and "biased_freeform_lgb" not in built.names
     assert "biased_freeform_lgb" in registry.metric_set("rubia.shares", "rubia_lgbtq", {}).names
     common = registry.metric_set("rubia.shares", "rubia_other", {})

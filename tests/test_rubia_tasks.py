@@ -1,6 +1,6 @@
 """RuBia through the real ``lm_eval`` command on the tiny seeded models, sentence by sentence against the authors'
 ``lmppl`` (imported from ``Analysis/lmppl-main.zip``) and the same loops written plainly (``rubia_reference.py``):
-``rubia`` with ``hf`` and ``hf-prefix`` (``lmppl.LM``), ``rubia_mlm`` with ``hf-mlm`` (``lmppl.MaskedLM``)."""
+``rubia`` with ``hf`` and ``hf-prefix`` (``lmppl.LM``) and with ``hf-mlm`` (``lmppl.MaskedLM``)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def prefix_run(tiny_causal, tmp_path_factory) -> LmEvalRun:
 
 @pytest.fixture(scope="module")
 def mlm_run(tiny_bert, tmp_path_factory) -> LmEvalRun:  # noqa: F811
-    return run_lm_eval(_args(tiny_bert, "hf-mlm", "rubia_mlm"), tmp_path_factory.mktemp("rubia_mlm"))
+    return run_lm_eval(_args(tiny_bert, "hf-mlm", "rubia"), tmp_path_factory.mktemp("rubia_mlm"))
 
 
 def _items(run: LmEvalRun, task: str) -> list[dict]:
@@ -71,7 +71,7 @@ def _pairs() -> dict[int, dict]:
     return {row["id"]: row for row in data.load_rows()}
 
 
-def _check_shares(run: LmEvalRun, task: str, domain: str) -> None:
+def _check_shares(run: LmEvalRun, task: str, domain: str, protocol: str = "causal") -> None:
     """The task's metrics follow from its logged items as the notebook computes them."""
     items = _items(run, task)
     assert len(items) == LIMIT and run.metric(task, "pairs") == LIMIT
@@ -84,7 +84,7 @@ def _check_shares(run: LmEvalRun, task: str, domain: str) -> None:
     # --limit takes the task types in turn
     assert len({i["task_type"] for i in items}) == min(LIMIT, len(data.TASK_TYPES[domain]))
     recorded = run.results["configs"][task]["metadata"]
-    assert recorded["metric_set"] == "rubia.shares" and recorded["facts"] == {"domain": domain}
+    assert recorded["metric_set"] == "rubia.shares" and recorded["facts"] == {"domain": domain, "protocol": protocol}
     assert recorded["language"] == "ru"
 
 
@@ -159,8 +159,8 @@ def test_hf_mlm_scores_every_sentence_as_lmppl_masked(mlm_run, lmppl, tiny_bert)
     model, tokenizer = AutoModelForMaskedLM.from_pretrained(tiny_bert).eval(), AutoTokenizer.from_pretrained(tiny_bert)
     pairs = _pairs()
     for domain in data.DOMAINS:
-        task = f"rubia_mlm_{domain}"
-        _check_shares(mlm_run, task, domain)
+        task = f"rubia_{domain}"
+        _check_shares(mlm_run, task, domain, "masked")
         assert mlm_run.metric(task, "boundary_mismatches") == 0
         for item in _items(mlm_run, task):
             for side in ("pro", "anti"):

@@ -1,27 +1,30 @@
-"""Harness glue of the RuBia tasks: each sentence of a pair scored alone, as the authors' ``lmppl`` scores it.
+"""Harness glue of ``rubia_<domain>``: each sentence of a pair scored alone, as the authors' ``lmppl`` scores it, with
+the protocol of the evaluated model (:func:`masked_model`).
 
-- ``rubia_<domain>`` (causal LMs: ``hf``, ``hf-prefix``, ``vllm``, any log-likelihood backend; reference
-  ``lmppl.LM``): the sentence is encoded with the tokenizer's default encoding (its special tokens included); the
-  first token is the context and every later token is scored: one ``loglikelihood`` request per sentence, context =
-  the text of the first token, continuation = the rest (:func:`sentence_request`), carrying the reference's token
-  split (:class:`~lm_eval_stereo.core.token_split.TokenSplitInstance`) for backends that score tokens (``hf-prefix``).
-  A sentence whose strings lm_eval would encode with another split (a first token that ends inside a character, as
+- A causal LM (``hf``, ``hf-prefix``, ``vllm``, any log-likelihood backend; reference ``lmppl.LM``): the sentence is
+  encoded with the tokenizer's default encoding (its special tokens included); the first token is the context and
+  every later token is scored: one ``loglikelihood`` request per sentence, context = the text of the first token,
+  continuation = the rest (:func:`sentence_request`), carrying the reference's token split
+  (:class:`~lm_eval_stereo.core.token_split.TokenSplitInstance`) for backends that score tokens (``hf-prefix``). A
+  sentence whose strings lm_eval would encode with another split (a first token that ends inside a character, as
   byte-level tokenizers split a Cyrillic first letter), and whose tokens the backend did not score, is scored as
   lm_eval scores it and flagged (``boundary_mismatch``).
-- ``rubia_mlm_<domain>`` (``--model hf-mlm``; reference ``lmppl.MaskedLM``): one ``loglikelihood`` request per
-  sentence with an empty context: hf-mlm masks every token in turn between the tokenizer's prefix and suffix tokens.
+- A masked LM (``--model hf-mlm``; reference ``lmppl.MaskedLM``): one ``loglikelihood`` request per sentence with an
+  empty context: hf-mlm masks every token in turn between the tokenizer's prefix and suffix tokens.
 
 Per sentence: mean negative log-likelihood ``nll = -sum / n`` over the ``n`` scored tokens, ``PPL = exp(nll)``.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import datasets
+from lm_eval.api.instance import Instance
 
-from lm_eval_stereo.core.masked_requests import MaskedLMTask, Requests
 from lm_eval_stereo.core.metrics import MetricSet
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer, tokenizer_name
 from lm_eval_stereo.core.summary import SummaryTask
@@ -32,6 +35,39 @@ from lm_eval_stereo.tasks.rubia.data import domain_rows, domain_task_types
 from lm_eval_stereo.tasks.rubia.metrics import metric_set
 
 SIDES = ("pro", "anti")
+#: encoder-only model types that transformers can also load as a causal LM (``is_decoder=True``): masked LMs here
+ENCODER_MODEL_TYPES = frozenset(
+    {"bert", "camembert", "data2vec-text", "electra", "ernie", "megatron-bert", "rembert", "roberta",
+     "roberta-prelayernorm", "roc_bert", "xlm-roberta", "xlm-roberta-xl", "xmod"}
+)  # fmt: skip
+
+
+@functools.lru_cache(maxsize=8)
+def _model_type(name: str, revision: str | None, trust_remote_code: bool) -> str | None:
+    from transformers import AutoConfig
+
+    try:
+        return AutoConfig.from_pretrained(name, revision=revision, trust_remote_code=trust_remote_code).model_type
+    except (OSError, ValueError):  # no transformers config (an API model named by its tokenizer): a causal LM
+        return None
+
+
+def masked_model(metadata: Mapping[str, Any]) -> bool:
+    """Whether the evaluated model (``pretrained=``) is a masked LM: a model type transformers loads only as a masked
+    LM, or an encoder-only one (``hf-mlm`` serves them; lm_eval's ``hf`` stops on them with a clear error)."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    name = metadata.get("pretrained")
+    if not isinstance(name, str) or not name:
+        return False
+    trust = flag(metadata.get("trust_remote_code") or False, "trust_remote_code")
+    model_type = _model_type(name, metadata.get("revision"), trust)
+    if model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES:
+        return False
+    return model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES or model_type in ENCODER_MODEL_TYPES
 
 
 def interleaved(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -92,29 +128,38 @@ def sentence_request(tokenizer: Any, text: str, add_special_tokens: bool = False
 
 
 class RubiaTask(SummaryTask):
-    """``rubia_<domain>``: two loglikelihood requests per pair, every token after each sentence's first."""
+    """``rubia_<domain>``: two loglikelihood requests per pair, with the protocol of the evaluated model."""
 
     KEY_FIELD = "id"
 
     def domain(self) -> str:
         return str((self.config.dataset_kwargs or {})["domain"])
 
+    def masked(self) -> bool:
+        """Whether the evaluated model is a masked LM (:func:`masked_model`)."""
+        return masked_model(self.config.metadata or {})
+
     def metric_set(self) -> MetricSet:
         return metric_set(self.domain())
 
     def facts(self) -> dict[str, Any]:
-        return {"domain": self.domain()}
+        return {"domain": self.domain(), "protocol": "masked" if self.masked() else "causal"}
 
     def requests(self, doc: dict[str, Any]) -> tuple[Request, Request]:
-        """The pro-trope and the anti-trope sentence's request, split with the evaluated model's tokenizer."""
+        """The pro-trope and the anti-trope sentence's causal request, split with the evaluated model's tokenizer."""
         metadata = self.config.metadata or {}
         tokenizer = load_tokenizer(metadata)
         add_bos = flag(metadata.get("add_bos_token") or False, "add_bos_token")
         return sentence_request(tokenizer, doc["pro"], add_bos), sentence_request(tokenizer, doc["anti"], add_bos)
 
-    def construct_requests(self, doc: dict[str, Any], ctx: str, **kwargs: Any) -> list[TokenSplitInstance]:
+    def construct_requests(self, doc: dict[str, Any], ctx: str, **kwargs: Any) -> list[Instance]:
         kwargs.pop("apply_chat_template", None)
         kwargs.pop("chat_template", None)
+        if self.masked():
+            return [
+                Instance(request_type="loglikelihood", doc=doc, arguments=("", doc[side]), idx=i, **kwargs)
+                for i, side in enumerate(SIDES)
+            ]
         return [
             TokenSplitInstance(
                 request_type="loglikelihood",
@@ -128,6 +173,10 @@ class RubiaTask(SummaryTask):
         ]
 
     def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+        return self.masked_item(doc, results) if self.masked() else self.causal_item(doc, results)
+
+    def causal_item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+        """Every token after the first, the reference's tokens where the backend scored them."""
         scores, mismatch = {}, False
         for side, req, result in zip(SIDES, self.requests(doc), results, strict=True):
             exact = scored_reference_tokens(result)
@@ -136,19 +185,8 @@ class RubiaTask(SummaryTask):
             mismatch = mismatch or not (req.kept or exact)
         return pair_item(doc, scores, mismatch)
 
-
-class RubiaMaskedTask(MaskedLMTask):
-    """``rubia_mlm_<domain>`` (``--model hf-mlm``): each sentence's pseudo-log-likelihood, every token masked alone."""
-
-    KEY_FIELD = "id"
-    domain = RubiaTask.domain
-    metric_set = RubiaTask.metric_set
-    facts = RubiaTask.facts
-
-    def doc_to_requests(self, doc: dict[str, Any]) -> Requests:
-        return [("loglikelihood", ("", doc[side])) for side in SIDES]
-
-    def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+    def masked_item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+        """Every token masked in turn (hf-mlm's pseudo-log-likelihood of the whole sentence)."""
         tokenizer = load_tokenizer(self.config.metadata or {})
         scores, mismatch = {}, False
         for side, result in zip(SIDES, results, strict=True):
