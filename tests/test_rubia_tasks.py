@@ -180,3 +180,25 @@ def test_smollm2s_tokenizer_splits_most_first_letters(smollm2):
     assert all(sentence_request(tokenizer, text).reference for text in sentences)
     first = tokenizer("Готовить", return_offsets_mapping=True)["offset_mapping"][:2]
     assert first == [(0, 1), (0, 1)]  # "Г": two byte tokens of one character
+
+
+def test_report_pairs_two_models_on_the_same_pairs_and_draws_the_figure(prefix_run, mlm_run, tmp_path):
+    """The logged items key the paired model-vs-model tests (the tiny causal model under hf-prefix against the tiny
+    BERT under hf-mlm, on the same pairs, all matched): the difference of the shares is that of the runs' ``biased``."""
+    from lm_eval_stereo.report.build import build_report
+    from lm_eval_stereo.report.html import write_html
+
+    report = build_report([prefix_run.output_dir, mlm_run.output_dir], permutations=99)
+    paired = {result.task: result for result in report.paired.models}
+    assert set(paired) >= {f"rubia_{domain}" for domain in data.DOMAINS}
+    for domain in data.DOMAINS:
+        task = f"rubia_{domain}"
+        (biased,) = [c for c in paired[task].comparisons if c.metric == "biased"]
+        runs = {"causal": prefix_run, "bert": mlm_run}  # the models' folder names, the report's labels
+        a, b = (next(run for name, run in runs.items() if name in label) for label in (paired[task].a, paired[task].b))
+        assert a is not b
+        expected = a.metric(task, "biased") - b.metric(task, "biased")
+        assert biased.difference == pytest.approx(expected, abs=1e-12)
+        assert biased.n == a.metric(task, "pairs") and biased.low <= biased.difference <= biased.high
+    html = write_html(report, tmp_path / "report").read_text(encoding="utf-8")
+    assert "rubia_gender" in html and list((tmp_path / "report").glob("rubia*.png"))
