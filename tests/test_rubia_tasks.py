@@ -202,3 +202,16 @@ def test_report_pairs_two_models_on_the_same_pairs_and_draws_the_figure(prefix_r
         assert biased.n == a.metric(task, "pairs") and biased.low <= biased.difference <= biased.high
     html = write_html(report, tmp_path / "report").read_text(encoding="utf-8")
     assert "rubia_gender" in html and list((tmp_path / "report").glob("rubia*.png"))
+
+
+def test_protocol_follows_the_model_and_an_overflowing_perplexity_is_unscored(tiny_causal, tiny_bert):  # noqa: F811
+    from lm_eval_stereo.tasks.rubia import metrics
+    from lm_eval_stereo.tasks.rubia.task import masked_model, perplexity
+
+    assert masked_model({"pretrained": str(tiny_bert)}) and not masked_model({"pretrained": str(tiny_causal)})
+    assert not masked_model({"tokenizer": str(tiny_causal)})  # no pretrained= (an API model): the causal protocol
+    assert perplexity(-10.0, 4) == (2.5, pytest.approx(math.exp(2.5)))
+    nll, ppl = perplexity(-1e4, 1)
+    assert nll == 1e4 and ppl == math.inf and all(math.isnan(v) for v in perplexity(0.0, 0))
+    item = {"id": 0, "domain": "class", "task_type": "freeform_full", "ppl_pro": ppl, "ppl_anti": 3.0}
+    assert metrics.metric_set("class").summarize([item])["unscored"] == 1

@@ -25,6 +25,7 @@ from typing import Any
 import datasets
 from lm_eval.api.instance import Instance
 
+from lm_eval_stereo._autoload import ENCODER_MODEL_TYPES
 from lm_eval_stereo.core.metrics import MetricSet
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer, tokenizer_name
 from lm_eval_stereo.core.summary import SummaryTask
@@ -35,11 +36,8 @@ from lm_eval_stereo.tasks.rubia.data import domain_rows, domain_task_types
 from lm_eval_stereo.tasks.rubia.metrics import metric_set
 
 SIDES = ("pro", "anti")
-#: encoder-only model types that transformers can also load as a causal LM (``is_decoder=True``): masked LMs here
-ENCODER_MODEL_TYPES = frozenset(
-    {"bert", "camembert", "data2vec-text", "electra", "ernie", "megatron-bert", "rembert", "roberta",
-     "roberta-prelayernorm", "roc_bert", "xlm-roberta", "xlm-roberta-xl", "xmod"}
-)  # fmt: skip
+#: above this mean NLL the perplexity overflows a float: infinite (the pair is then unscored)
+LARGEST_NLL = 709.0
 
 
 @functools.lru_cache(maxsize=8)
@@ -54,7 +52,8 @@ def _model_type(name: str, revision: str | None, trust_remote_code: bool) -> str
 
 def masked_model(metadata: Mapping[str, Any]) -> bool:
     """Whether the evaluated model (``pretrained=``) is a masked LM: a model type transformers loads only as a masked
-    LM, or an encoder-only one (``hf-mlm`` serves them; lm_eval's ``hf`` stops on them with a clear error)."""
+    LM, or an encoder-only one that it can also load as a causal LM with ``is_decoder=True`` (``hf-mlm`` serves them;
+    lm_eval's ``hf`` stops on them with a clear error)."""
     from transformers.models.auto.modeling_auto import (
         MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
         MODEL_FOR_MASKED_LM_MAPPING_NAMES,
@@ -97,7 +96,7 @@ def perplexity(total: float, scored: int) -> tuple[float, float]:
     if scored <= 0 or not math.isfinite(total):
         return math.nan, math.nan
     nll = -total / scored
-    return nll, math.exp(nll)
+    return nll, math.exp(nll) if nll <= LARGEST_NLL else math.inf
 
 
 def pair_item(doc: dict[str, Any], scores: dict[str, tuple[float, float]], mismatch: bool) -> dict[str, Any]:
