@@ -215,3 +215,24 @@ def test_protocol_follows_the_model_and_an_overflowing_perplexity_is_unscored(ti
     assert nll == 1e4 and ppl == math.inf and all(math.isnan(v) for v in perplexity(0.0, 0))
     item = {"id": 0, "domain": "class", "task_type": "freeform_full", "ppl_pro": ppl, "ppl_anti": 3.0}
     assert metrics.metric_set("class").summarize([item])["unscored"] == 1
+
+
+def test_a_tokenizer_that_adds_a_bos_gets_it_as_lm_evals_prefix_token(tiny_causal):
+    """A BOS-adding tokenizer's first token is its BOS: the context is empty, lm_eval's prefix token (the BOS) stands
+    for it and every later token is lm_eval's own encoding (kept) with ``add_bos_token`` off; on, lm_eval would encode
+    a second BOS into the continuation (flagged)."""
+    from tokenizers.processors import TemplateProcessing
+    from transformers import PreTrainedTokenizerFast
+
+    plain = AutoTokenizer.from_pretrained(tiny_causal)
+    raw = plain.backend_tokenizer
+    raw.post_processor = TemplateProcessing(single=f"{plain.bos_token} $A", special_tokens=[(plain.bos_token,
+                                                                                               plain.bos_token_id)])  # fmt: skip
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, bos_token=plain.bos_token, eos_token=plain.eos_token)
+    for row in data.domain_rows("class")[:5]:
+        text = row["pro"]
+        ids = tokenizer(text)["input_ids"]
+        assert ids[0] == tokenizer.bos_token_id and ids[1:] == tokenizer(text, add_special_tokens=False)["input_ids"]
+        request = sentence_request(tokenizer, text)
+        assert (request.context, request.kept, request.reference) == ("", True, ((ids[0],), tuple(ids[1:])))
+        assert not sentence_request(tokenizer, text, add_special_tokens=True).kept
