@@ -297,8 +297,9 @@ def rubia_findings(report: Report, labels: list[str]) -> list[str]:
     """Per model, each RuBia domain's share of biased pairs against its ideal 0.5 (the report's verdict from its 95%
     CI), with the pairs scored and tied."""
     from lm_eval_stereo.report.verdicts import describe
+    from lm_eval_stereo.tasks.rubia.data import DOMAINS
 
-    tasks = [task for task in report.tasks if re.fullmatch(r"rubia_[a-z]+", task)]
+    tasks = [f"rubia_{domain}" for domain in DOMAINS if f"rubia_{domain}" in report.tasks]
     lines = []
     for label in labels:
         cells = {task: cell for task in tasks if (cell := _cell(report, task, label))}
