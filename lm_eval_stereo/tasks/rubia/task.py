@@ -29,9 +29,9 @@ from lm_eval_stereo._autoload import ENCODER_MODEL_TYPES
 from lm_eval_stereo.core.metrics import MetricSet
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer, tokenizer_name
 from lm_eval_stereo.core.summary import SummaryTask
-from lm_eval_stereo.core.token_split import TokenSplitInstance, scored_reference_tokens
+from lm_eval_stereo.core.token_split import scored_reference_tokens
 from lm_eval_stereo.core.values import flag
-from lm_eval_stereo.tasks.eurogest.split import Request, request
+from lm_eval_stereo.tasks.eurogest.split import Request, instances, request
 from lm_eval_stereo.tasks.rubia.data import domain_rows, domain_task_types
 from lm_eval_stereo.tasks.rubia.metrics import metric_set
 
@@ -152,23 +152,13 @@ class RubiaTask(SummaryTask):
         return sentence_request(tokenizer, doc["pro"], add_bos), sentence_request(tokenizer, doc["anti"], add_bos)
 
     def construct_requests(self, doc: dict[str, Any], ctx: str, **kwargs: Any) -> list[Instance]:
+        if not self.masked():
+            return instances(doc, self.requests(doc), **kwargs)
         kwargs.pop("apply_chat_template", None)
         kwargs.pop("chat_template", None)
-        if self.masked():
-            return [
-                Instance(request_type="loglikelihood", doc=doc, arguments=("", doc[side]), idx=i, **kwargs)
-                for i, side in enumerate(SIDES)
-            ]
         return [
-            TokenSplitInstance(
-                request_type="loglikelihood",
-                doc=doc,
-                arguments=(r.context, r.continuation),
-                idx=i,
-                reference_tokens=r.reference,
-                **kwargs,
-            )
-            for i, r in enumerate(self.requests(doc))
+            Instance(request_type="loglikelihood", doc=doc, arguments=("", doc[side]), idx=i, **kwargs)
+            for i, side in enumerate(SIDES)
         ]
 
     def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
