@@ -297,6 +297,33 @@ def eurogest_findings(report: Report, labels: list[str]) -> list[str]:
     return lines
 
 
+def rubia_findings(report: Report, labels: list[str]) -> list[str]:
+    """Per model, each RuBia domain's share of biased pairs against its ideal 0.5 (the report's verdict from its 95%
+    CI), with the pairs scored and tied."""
+    from lm_eval_stereo.report.verdicts import describe
+    from lm_eval_stereo.tasks.rubia.data import DOMAINS
+
+    tasks = [f"rubia_{domain}" for domain in DOMAINS if f"rubia_{domain}" in report.tasks]
+    lines = []
+    for label in labels:
+        cells = {task: cell for task in tasks if (cell := _cell(report, task, label))}
+        if not cells:
+            continue
+        each = "; ".join(
+            f"{_language(task)} {_estimate(cell, 'biased')} of {_count(cell.values['count'])} pairs: "
+            f"{describe(cell, 'biased')}"
+            for task, cell in cells.items()
+        )
+        ties = sum(int(cell.values.get("ties", 0)) for cell in cells.values())
+        flagged = sum(int(cell.values.get("boundary_mismatches", 0)) for cell in cells.values())
+        lines.append(
+            f"- **RuBia, share of pairs with PPL(pro-trope) < PPL(anti-trope) against its ideal 0.5, {_name(label)}.** "
+            f"{each}. {ties} tied pair(s) (not biased, in the denominator), {flagged} sentence(s) scored off the "
+            f"reference's tokens. Each verdict reads that domain's own 95% CI, not adjusted for the {len(cells)} domains."
+        )
+    return lines
+
+
 def gerbbq_findings(report: Report, labels: list[str], paired: dict) -> list[str]:
     lines = []
     a, b = FIRST_RUNS
@@ -666,6 +693,7 @@ BENCHMARK_FINDINGS: dict[str, Callable[[Report, list[str], dict], list[str]]] = 
     "stereoset_multi": stereoset_findings,
     "gest": gest_findings,
     "eurogest": lambda report, labels, paired: eurogest_findings(report, labels),
+    "rubia": lambda report, labels, paired: rubia_findings(report, labels),
     "german_gender_bias": gerbbq_findings,
     "kobbq": lambda report, labels, paired: kobbq_findings(report, labels),
     "s_jsd": lambda report, labels, paired: s_jsd_findings(report, labels),

@@ -34,6 +34,7 @@ LOGLIKELIHOOD_TASKS: tuple[str, ...] = (
     *(f"mbbq_control_{lang}" for lang in ("en", "es", "nl", "tr")),
     "kobbq",
     *(f"eurogest_{lang}" for lang in EUROGEST_LANGUAGES),
+    *(f"rubia_{domain}" for domain in ("gender", "nationality", "class", "lgbtq")),
 )
 
 

@@ -117,7 +117,7 @@ def test_list_gives_every_file_with_its_pin_size_licence_and_cache_state(cache: 
         target.write_bytes(content or (shared_data_dir() / "gest" / path).read_bytes())
     assert main(["data", "list", "--json"]) == 0
     records = {(r["source"], r["path"]): r for r in json.loads(capsys.readouterr().out)}
-    assert len(records) == len(ALL_FILES) == 210
+    assert len(records) == len(ALL_FILES) == 213
     assert records["gest", "data/gender_variants.csv"] == {
         "source": "gest",
         "repository": "kinit-sk/gest",

@@ -134,6 +134,18 @@ def test_eurogest_reads_thirty_languages_with_their_multiplicity(page):
     assert "nl 0.813 [0.715, 0.935]: feminine-stereotyped" in line
 
 
+def test_rubia_reads_four_domains_against_one_half(page):
+    line = _bullet(
+        page, "- **RuBia, share of pairs with PPL(pro-trope) < PPL(anti-trope) against its ideal 0.5, SmolLM2"
+    )
+    assert re.findall(r"(?:\*\* |; )([a-z]+) \d", line) == ["gender", "nationality", "class", "lgbtq"]
+    assert "gender 0.505 [0.479, 0.535] of 944 pairs: no detectable bias" in line
+    assert "nationality 0.557 [0.506, 0.611] of 332 pairs: prefers the stereotype" in line
+    assert "lgbtq 0.406 [0.357, 0.461] of 347 pairs: prefers the anti-stereotype" in line
+    assert "1 tied pair(s)" in line
+    assert "0 sentence(s) scored off the reference's tokens" in line and "not adjusted for the 4 domains" in line
+
+
 def test_s_jsd_reads_the_unscored_share(page):
     line = _bullet(page, "- **S_JSD: which shared tokens are scored.**")
     assert "the share left out, not the number scored" in line
@@ -147,8 +159,8 @@ def test_s_jsd_reads_the_unscored_share(page):
 def test_no_path_outside_the_repository(page):
     assert ".cache" not in page and not re.search(r"(^|[\s(`=])/(work|home|tmp|root|Users)/", page, re.M)
     files = re.findall(r"docs/real_models/results/\S+?\.json", page)
-    # MBBQ generation re-run (4 languages), es/nl/tr, EuroGEST, lm_eval's esbbq_age and cabbq_age
-    assert len(set(files)) == 61 - 2 + 8 + 6 + 24 + 2
+    # MBBQ generation re-run (4 languages), es/nl/tr, EuroGEST, lm_eval's esbbq_age and cabbq_age, RuBia's 4 domains
+    assert len(set(files)) == 61 - 2 + 8 + 6 + 24 + 2 + 4
     assert all((REPO / path).is_file() for path in files)
     assert "| smollm2 | gerbbq_amb | 0.4.13 | hf dtype=float32,pretrained=smollm2 |" in page
     assert "`lm-eval-stereo real-model NAME DIR`" in page

@@ -18,6 +18,7 @@ FOLDERS = (
     "mbbq",
     "kobbq",
     "eurogest",
+    "rubia",
     "lm_eval_bias",
 )
 

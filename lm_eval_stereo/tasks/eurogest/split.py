@@ -20,10 +20,11 @@ continuation. The request here is ``context = text[:offset of t[k]]``; whether l
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lm_eval_stereo.core.token_split import TokenSplit, token_split
+from lm_eval_stereo.core.token_split import TokenSplit, TokenSplitInstance, token_split
 
 
 def reference_start(tokens_m: list[Any], tokens_f: list[Any], whole_sequence: bool = False) -> int:
@@ -98,3 +99,22 @@ def requests(
         request(tokenizer, masculine, start, add_special_tokens),
         request(tokenizer, feminine, start, add_special_tokens),
     )
+
+
+def instances(doc: dict[str, Any], requests: Sequence[Request], **kwargs: Any) -> list[TokenSplitInstance]:
+    """lm_eval's ``loglikelihood`` instances of ``requests`` (in order), each carrying the reference's token split;
+    ``kwargs``: lm_eval's ``construct_requests`` keywords (its chat-template ones dropped: the texts are scored as
+    they are)."""
+    kwargs.pop("apply_chat_template", None)
+    kwargs.pop("chat_template", None)
+    return [
+        TokenSplitInstance(
+            request_type="loglikelihood",
+            doc=doc,
+            arguments=(r.context, r.continuation),
+            idx=i,
+            reference_tokens=r.reference,
+            **kwargs,
+        )
+        for i, r in enumerate(requests)
+    ]

@@ -24,7 +24,7 @@ from lm_eval_stereo.core.values import flag
 from lm_eval_stereo.tasks.eurogest.data import interleaved, language_name, load_rows
 from lm_eval_stereo.tasks.eurogest.metrics import masculine_ratio, metric_set
 from lm_eval_stereo.tasks.eurogest.options import OPTIONS
-from lm_eval_stereo.tasks.eurogest.split import Request, requests
+from lm_eval_stereo.tasks.eurogest.split import Request, instances, requests
 
 SIDES = ("m", "f")
 
@@ -65,19 +65,7 @@ class EuroGestTask(SummaryTask):
         return requests(load_tokenizer(metadata), doc["masculine"], doc["feminine"], whole, add_bos)
 
     def construct_requests(self, doc: dict[str, Any], ctx: str, **kwargs: Any) -> list[TokenSplitInstance]:
-        kwargs.pop("apply_chat_template", None)
-        kwargs.pop("chat_template", None)
-        return [
-            TokenSplitInstance(
-                request_type="loglikelihood",
-                doc=doc,
-                arguments=(r.context, r.continuation),
-                idx=i,
-                reference_tokens=r.reference,
-                **kwargs,
-            )
-            for i, r in enumerate(self.requests(doc))
-        ]
+        return instances(doc, self.requests(doc), **kwargs)
 
     def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
         pair = self.requests(doc)
