@@ -14,6 +14,7 @@ from eurogest_reference import reference_rows, reference_scores, reference_sente
 from lm_eval_runner import LmEvalRun, run_lm_eval
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from lm_eval_stereo.core import reference_requests
 from lm_eval_stereo.tasks.eurogest import data, metrics, split
 
 #: one language per condition: Czech (mostly G), German (mostly P), Finnish (only N), and English (P)
@@ -59,7 +60,8 @@ def test_reference_start_follows_the_reference_cases():
     assert split.reference_start([1, 2, 3], [1, 2, 3]) == 0
     assert split.reference_start([7, 2, 3], [8, 2, 3]) == -1  # first token differs: lp[-1:]
     assert split.reference_start([1, 2, 3], [1, 5, 3], whole_sequence=True) == 0
-    assert split.first_scored(-1, 5) == 4 and split.first_scored(1, 5) == 2 and split.first_scored(0, 5) == 1
+    first_scored = reference_requests.first_scored
+    assert first_scored(-1, 5) == 4 and first_scored(1, 5) == 2 and first_scored(0, 5) == 1
 
 
 def test_metrics_leave_out_stereotypes_under_ten_sentences_as_the_reference():

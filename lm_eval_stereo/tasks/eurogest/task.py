@@ -18,13 +18,14 @@ import datasets
 
 from lm_eval_stereo.core.metrics import MetricSet
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer, tokenizer_name
+from lm_eval_stereo.core.reference_requests import Request, instances
 from lm_eval_stereo.core.summary import SummaryTask
 from lm_eval_stereo.core.token_split import TokenSplitInstance, scored_reference_tokens
 from lm_eval_stereo.core.values import flag
 from lm_eval_stereo.tasks.eurogest.data import interleaved, language_name, load_rows
 from lm_eval_stereo.tasks.eurogest.metrics import masculine_ratio, metric_set
 from lm_eval_stereo.tasks.eurogest.options import OPTIONS
-from lm_eval_stereo.tasks.eurogest.split import Request, instances, requests
+from lm_eval_stereo.tasks.eurogest.split import requests
 
 SIDES = ("m", "f")
 

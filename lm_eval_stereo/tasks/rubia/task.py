@@ -28,10 +28,10 @@ from lm_eval.api.instance import Instance
 from lm_eval_stereo._autoload import ENCODER_MODEL_TYPES
 from lm_eval_stereo.core.metrics import MetricSet
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer, tokenizer_name
+from lm_eval_stereo.core.reference_requests import Request, instances, request
 from lm_eval_stereo.core.summary import SummaryTask
 from lm_eval_stereo.core.token_split import scored_reference_tokens
 from lm_eval_stereo.core.values import flag
-from lm_eval_stereo.tasks.eurogest.split import Request, instances, request
 from lm_eval_stereo.tasks.rubia.data import domain_rows, domain_task_types
 from lm_eval_stereo.tasks.rubia.metrics import metric_set
 
@@ -111,7 +111,7 @@ def sentence_request(tokenizer: Any, text: str, add_special_tokens: bool = False
     """The request scoring every token of ``text`` after its first (``add_special_tokens``: lm_eval's ``add_bos_token``
     model argument).
 
-    From the reference's first scored token on (:func:`~lm_eval_stereo.tasks.eurogest.split.request` with ``start``
+    From the reference's first scored token on (:func:`~lm_eval_stereo.core.reference_requests.request` with ``start``
     0). Where its first token ends inside a character (a byte-level tokenizer's first byte of a Cyrillic letter: the
     request would have an empty context, which lm_eval replaces by its prefix token), the context is that whole
     character instead: the strings then say another split, which ``hf-prefix`` replaces by the reference's tokens and
