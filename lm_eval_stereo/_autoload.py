@@ -539,11 +539,19 @@ class _PostImportFinder:
 
 
 def activate() -> None:
-    """Apply every hook now (used by the ``lm-eval-stereo`` console script, whatever the environment says)."""
+    """Apply every hook now (used by the ``lm-eval-stereo`` console script, whatever the environment says). A hooked
+    module that cannot be imported here (an optional backend's: ``lm_eval.models.vllm_causallms`` without vLLM) gets
+    its hook when it is imported later, if ever: the import hook is installed for it."""
     import importlib
 
     for name in _HOOKS:
-        _run_hook(name, importlib.import_module(name))
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            if not any(isinstance(f, _PostImportFinder) for f in sys.meta_path):
+                sys.meta_path.insert(0, _PostImportFinder())
+            continue
+        _run_hook(name, module)
 
 
 def enabled() -> bool:
