@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from lm_eval_runner import REPO, LmEvalRun, shared_data_dir  # noqa: F401  (re-exported for tests)
 
-#: the test file of the SmolLM2 tier (the parity tests are collected in it): the longest unit of work, scheduled first
-#: (see :func:`pytest_collection_modifyitems`)
-SMOLLM2_FILE = "test_real_models_tier.py"
+#: the longest units of work, scheduled first in this order (see :func:`pytest_collection_modifyitems`): the SmolLM2
+#: tier (the parity tests are collected in it) and the vLLM tier (its engines start in the file's own processes)
+LONGEST_FILES = ("test_real_models_tier.py", "test_vllm.py")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -23,11 +23,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The SmolLM2 tier first: with ``make test`` (``--dist loadfile --no-loadscope-reorder``, units of work in this
-    order) one worker starts with it while the other takes the rest; xdist's own order by test count would leave it
-    to the end. (``--dist loadgroup`` would be the other way to keep tests together, but pytest-xdist 3.8 names its
+    """The longest files first (:data:`LONGEST_FILES`): with ``make test`` (``--dist loadfile
+    --no-loadscope-reorder``, units of work in this order) each of the two workers starts with one of them and then
+    takes the rest; xdist's own order by test count would leave them to the end. (``--dist loadgroup`` would be the other way to keep tests together, but pytest-xdist 3.8 names its
     groups in ``Item._nodeid``, which pytest 9 no longer reads: every test becomes its own unit.)"""
-    items.sort(key=lambda item: item.path.name != SMOLLM2_FILE)  # stable: the rest keep their order
+    first = {name: rank for rank, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: first.get(item.path.name, len(first)))  # stable: the rest keep their order
 
 
 @pytest.fixture(autouse=True, scope="session")
