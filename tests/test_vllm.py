@@ -3,7 +3,7 @@ Instruct in float32:
 
 - in process (``lm_eval --model vllm`` from that venv): one run of every log-likelihood family on its first documents
   (:data:`LL_DOCS`: StereoSet with the German documents whose candidates start inside a character, GEST, EuroGEST
-  Greek, S_JSD, leakage, GerBBQ MC, MBBQ and KoBBQ MC, lm_eval's own ``crows_pairs_english`` and ``esbbq_age``), and
+  Greek, S_JSD, leakage, GerBBQ MC, MBBQ and KoBBQ MC, RuBia, lm_eval's own ``crows_pairs_english`` and ``esbbq_age``), and
   one run of the generative protocols with ``--apply_chat_template`` (:data:`GREEDY`, :data:`SAMPLED`); each beside
   the same ``hf`` run. Log-likelihood: every request within :data:`TOLERANCE` of ``hf`` (float32 on two engines that
   sum in different orders: 1.7e-4 was the largest difference of these 190 requests, in process and served alike,
@@ -69,6 +69,7 @@ LL_DOCS = {
     "kobbq": [0, 1],
     "crows_pairs_english": [0, 1],
     "esbbq_age": [0, 1],
+    "rubia_gender": [0, 1, 2],
 }
 GREEDY = {"gest_mt_cs": [0, 1], "kobbq_gen": [0, 1], "mbbq_gen_en": [0, 1]}
 SAMPLED = {"gerbbq_amb": [0], "stereotype_leakage_gen_en": [0]}
