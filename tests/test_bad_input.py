@@ -569,3 +569,21 @@ def test_pretrained_folder_that_is_no_model_ends_in_one_line(places: Path, folde
     assert proc.returncode == 2
     assert proc.stderr == f"lm-eval-stereo: --model_args pretrained={model}: {problem}\n"
     assert "Traceback" not in proc.stderr and "Repo id" not in proc.stderr
+
+
+def test_a_task_that_needs_the_models_tokenizer_says_so_when_none_is_named() -> None:
+    """EuroGEST and RuBia split sentences with the evaluated model's tokenizer: without ``tokenizer=`` or
+    ``pretrained=`` they stop in one line naming what needs it and how to give it (before any data is read)."""
+    from lm_eval_stereo.tasks.eurogest.task import custom_dataset as eurogest_dataset
+    from lm_eval_stereo.tasks.rubia.task import custom_dataset as rubia_dataset
+
+    for dataset, argument, needs in (
+        (eurogest_dataset, "el", "eurogest finds the first differing token"),
+        (rubia_dataset, "gender", "rubia scores every token after each sentence's first"),
+    ):
+        with pytest.raises(ValueError) as raised:
+            dataset(argument, model="hf")
+        assert str(raised.value) == (
+            f"{needs} with the evaluated model's tokenizer, but no tokenizer= or pretrained= model argument was given: "
+            "pass one in --model_args"
+        )

@@ -15,6 +15,15 @@ def tokenizer_name(metadata: Mapping[str, Any]) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
+def require_tokenizer(metadata: Mapping[str, Any], needs: str, remedy: str = "pass one in --model_args") -> None:
+    """Raise, naming what ``needs`` the tokenizer and the ``remedy``, where the model arguments name no tokenizer."""
+    if tokenizer_name(metadata) is None:
+        raise ValueError(
+            f"{needs} with the evaluated model's tokenizer, but no tokenizer= or pretrained= model argument was given: "
+            f"{remedy}"
+        )
+
+
 @functools.lru_cache(maxsize=8)
 def _load(name: str, revision: str | None, trust_remote_code: bool) -> Any:
     from transformers import AutoTokenizer

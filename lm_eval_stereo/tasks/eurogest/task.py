@@ -17,7 +17,7 @@ from typing import Any
 import datasets
 
 from lm_eval_stereo.core.metrics import MetricSet
-from lm_eval_stereo.core.model_tokenizer import load_tokenizer, tokenizer_name
+from lm_eval_stereo.core.model_tokenizer import load_tokenizer, require_tokenizer
 from lm_eval_stereo.core.reference_requests import Request, instances
 from lm_eval_stereo.core.summary import SummaryTask
 from lm_eval_stereo.core.token_split import TokenSplitInstance, scored_reference_tokens
@@ -33,11 +33,7 @@ SIDES = ("m", "f")
 def custom_dataset(language: str, **metadata: Any) -> dict[str, datasets.Dataset]:
     """The sentences of ``language`` (each version's request is made per document, :meth:`EuroGestTask.requests`)."""
     language_name(language)
-    if tokenizer_name(metadata) is None:
-        raise ValueError(
-            "eurogest finds the first differing token with the evaluated model's tokenizer, but no tokenizer= or "
-            "pretrained= model argument was given: pass one in --model_args"
-        )
+    require_tokenizer(metadata, "eurogest finds the first differing token")
     return {"test": datasets.Dataset.from_list(interleaved(load_rows(language)))}
 
 

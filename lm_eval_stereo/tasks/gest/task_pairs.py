@@ -27,7 +27,7 @@ from lm_eval.api.instance import Instance
 
 from lm_eval_stereo.core.errors import DataError
 from lm_eval_stereo.core.masked_requests import MaskedLMTask
-from lm_eval_stereo.core.model_tokenizer import load_tokenizer, tokenizer_name
+from lm_eval_stereo.core.model_tokenizer import load_tokenizer, require_tokenizer
 from lm_eval_stereo.core.values import flag
 from lm_eval_stereo.tasks.gest.data import annotate_pairs, language_name, load_pairs, pairs_path
 from lm_eval_stereo.tasks.gest.metrics import PAIRS_METRICS, PAIRS_TEMPLATES
@@ -37,11 +37,11 @@ from lm_eval_stereo.tasks.gest.task import LN10, GestTask
 
 def model_tokenizer(metadata: Mapping[str, Any]) -> Any:
     """The evaluated model's tokenizer (``tokenizer=`` or ``pretrained=`` model argument)."""
-    if tokenizer_name(metadata) is None:
-        raise ValueError(
-            "gest_pairs filters pairs with the evaluated model's tokenizer, but no tokenizer= or pretrained= model "
-            "argument was given: pass one, or --metadata '{\"pairs_tokenizer_filter\": false}' (causal tasks only)"
-        )
+    require_tokenizer(
+        metadata,
+        "gest_pairs filters pairs",
+        "pass one, or --metadata '{\"pairs_tokenizer_filter\": false}' (causal tasks only)",
+    )
     return load_tokenizer(metadata)
 
 

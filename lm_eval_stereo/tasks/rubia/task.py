@@ -27,7 +27,7 @@ from lm_eval.api.instance import Instance
 
 from lm_eval_stereo._autoload import ENCODER_MODEL_TYPES
 from lm_eval_stereo.core.metrics import MetricSet
-from lm_eval_stereo.core.model_tokenizer import load_tokenizer, tokenizer_name
+from lm_eval_stereo.core.model_tokenizer import load_tokenizer, require_tokenizer
 from lm_eval_stereo.core.reference_requests import Request, instances, request
 from lm_eval_stereo.core.summary import SummaryTask
 from lm_eval_stereo.core.token_split import scored_reference_tokens
@@ -82,11 +82,7 @@ def interleaved(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def custom_dataset(domain: str, **metadata: Any) -> dict[str, datasets.Dataset]:
     """The pairs of ``domain``; the model's tokenizer (``tokenizer=`` or ``pretrained=``) splits off each first token."""
     domain_task_types(domain)
-    if tokenizer_name(metadata) is None:
-        raise ValueError(
-            "rubia scores every token after each sentence's first with the evaluated model's tokenizer, but no "
-            "tokenizer= or pretrained= model argument was given: pass one in --model_args"
-        )
+    require_tokenizer(metadata, "rubia scores every token after each sentence's first")
     return {"test": datasets.Dataset.from_list(interleaved(domain_rows(domain)))}
 
 
