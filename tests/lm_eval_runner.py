@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lm_eval_stereo._autoload import ONLY_PLUGIN_TASKS_ENV
+from lm_eval_stereo.hooks.tasks import ONLY_PLUGIN_TASKS_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 
