@@ -77,6 +77,7 @@ _HOOKS: dict[str, tuple[tuple[str, str], ...]] = {
     "lm_eval.models.api_models": (("count unanswered requests of served models", "api_models:install"),),
     "lm_eval.models.openai_completions": (("send requests servers accept", "api_models:install_openai_completions"),),
     "lm_eval.evaluator": (("check a served model before the run", "evaluator:install"),),
+    "lm_eval.loggers.evaluation_tracker": (("keep its files inside --output_path", "evaluation_tracker:install"),),
     "lm_eval.models.vllm_causallms": (("start, seed and shut down vLLM engines", "vllm:install"),),
     "lm_eval.tasks.manager": (("register its tasks", "tasks:install"),),
     "lm_eval.models": (("register its models", "registry:install"),),

@@ -132,6 +132,8 @@ def inventory(
 
     from transformers import AutoTokenizer
 
+    from lm_eval_stereo.core import model_arguments
+
     with tempfile.TemporaryDirectory() as folder:
         if tokenizer == "bpe32k":
             texts: set[str] = set()
@@ -139,7 +141,8 @@ def inventory(
                 texts.update(request_texts(task, limit))
             train_bpe_tokenizer(sorted(texts)).save_pretrained(folder)
             tokenizer = folder
-        built = sorted(leaf_tasks(tasks, {**metadata, "tokenizer": tokenizer}), key=lambda item: item[0])
+        with model_arguments.passing({"tokenizer": tokenizer}):
+            built = sorted(leaf_tasks(tasks, {**metadata, "tokenizer": tokenizer}), key=lambda item: item[0])
         lm = stand_in_lm(AutoTokenizer.from_pretrained(tokenizer), max_length)
         return [count_task(name, task, lm, hidden_size, limit) for name, task in built]
 

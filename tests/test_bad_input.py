@@ -231,13 +231,14 @@ def test_gerbbq_missing_column_names_it() -> None:
 )
 def test_bad_options_name_the_option(task_options, given: dict, message: str) -> None:
     with pytest.raises(OptionError) as error:
-        options.parse("the_task", task_options, {"pretrained": "m", "version": 1.0, **given})
+        options.parse("the_task", task_options, {"pretrained": "m", "version": 1.0, **given}, ("pretrained",))
     assert message in str(error.value)
 
 
 def test_options_of_other_tasks_and_model_arguments_are_accepted() -> None:
     given = {"pretrained": "m", "dtype": "float32", "trust_remote_code": True, "span_mode": "all", "judge_model": "hf"}
-    parsed = options.parse("stereoset_multi_en", stereoset_task.OPTIONS, given)
+    passed = ("pretrained", "dtype", "trust_remote_code")
+    parsed = options.parse("stereoset_multi_en", stereoset_task.OPTIONS, given, model_arguments=passed)
     assert parsed == {option.name: option.default for option in stereoset_task.OPTIONS}
     assert parsed["normalization"] == "token"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import importlib
-import inspect
 import json
 import re
 import subprocess
@@ -142,12 +141,12 @@ def test_unknown_key_lists_the_accepted_ones_and_suggests_the_near_miss() -> Non
 
     given = {"pretrained": "gpt2", "dtype": "float32", "version": 1.0, "span_mode": "all", "normalisation": "byte"}
     with pytest.raises(OptionError) as error:
-        options.parse("stereoset_multi_en", OPTIONS, given)
+        options.parse("stereoset_multi_en", OPTIONS, given, model_arguments=("pretrained", "dtype"))
     message = str(error.value)
     assert "'normalisation' (did you mean 'normalization'?)" in message
     assert "this task accepts: normalization (default 'token')" in message
     del given["normalisation"]
-    parsed = options.parse("stereoset_multi_en", OPTIONS, {**given, "normalization": "BYTE"})
+    parsed = options.parse("stereoset_multi_en", OPTIONS, {**given, "normalization": "BYTE"}, ("pretrained", "dtype"))
     assert parsed == {"normalization": "byte", "intrasentence_scoring": "reference", "intrasentence_start": "reference"}
 
 
@@ -339,20 +338,6 @@ def test_the_cycle_finder_sees_a_cycle_through_a_function_level_import() -> None
                              "results.run", "results.declarations"]  # fmt: skip
     chain["results.declarations"] = {"core"}  # the registry finds the benchmarks instead
     assert _cycle(chain) == []
-
-
-def test_declared_plugin_model_arguments_are_the_backends_own() -> None:
-    from lm_eval.models.huggingface import HFLM
-
-    from lm_eval_stereo.models.hf_prefix import HFPrefixLM
-    from lm_eval_stereo.models.masked_lm import HFMaskedLM
-    from lm_eval_stereo.models.replay import ReplayLM
-
-    hf = set(inspect.signature(HFLM.__init__).parameters)
-    own = set()
-    for cls in (HFMaskedLM, ReplayLM, HFPrefixLM):
-        own |= set(inspect.signature(cls.__init__).parameters) - hf - {"self", "args", "kwargs", "_"}
-    assert own == set(options.PLUGIN_MODEL_ARGUMENTS)
 
 
 def test_lm_eval_is_patched_only_by_the_hooks() -> None:

@@ -263,17 +263,21 @@ def test_server_killed_mid_run_then_resumed_with_use_cache_ends_as_an_uninterrup
 
 
 def test_credentials_are_removed_from_urls_and_model_args():
-    from lm_eval_stereo.hooks.api_models import redact_url
-    from lm_eval_stereo.hooks.evaluator import REDACTED, redact_model_args
+    from lm_eval_stereo.core.credentials import REDACTED, redact_model_args, redact_url
 
-    assert redact_url("https://user:sk-1@api.example.com:8443/v1/chat?api-key=sk-2") == (
-        "https://api.example.com:8443/v1/chat"
+    assert redact_url("https://user:sk-1@api.example.com:8443/v1/chat?api-key=sk-2&api-version=2024-06-01") == (
+        f"https://api.example.com:8443/v1/chat?api-key={REDACTED}&api-version=2024-06-01"
     )
     args = "model=m,base_url=http://u:sk-3@127.0.0.1:8000/v1/completions,auth_token=sk-4,num_concurrent=4"
     assert redact_model_args(args) == (
         f"model=m,base_url=http://127.0.0.1:8000/v1/completions,auth_token={REDACTED},num_concurrent=4"
     )
-    assert redact_model_args({"model": "m", "api_key": "sk-5"}) == {"model": "m", "api_key": REDACTED}
+    assert redact_model_args({"model": "m", "api_key": "sk-5", "token": "hf_6", "header": {"Authorization": "x"}}) == (
+        {"model": "m", "api_key": REDACTED, "token": REDACTED, "header": REDACTED}
+    )
+    assert redact_model_args({"use_auth_token": True, "tokenizer": "t", "max_tokens": 5}) == (
+        {"use_auth_token": True, "tokenizer": "t", "max_tokens": 5}
+    )
     assert redact_model_args("pretrained=org/name,dtype=float32") == "pretrained=org/name,dtype=float32"
 
 

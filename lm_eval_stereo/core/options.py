@@ -3,8 +3,9 @@
 lm_eval hands a task one dict: the model arguments (``--model_args``) merged with ``--metadata`` and the task YAML's
 own ``metadata``. Every task declares its options (:class:`~lm_eval_stereo.core.registry.Option`: name, default,
 parser, help); :func:`parse` returns their values and rejects keys that are neither an option of this task, an option
-of another plugin task (one ``--metadata`` serves every task of a run), a task-YAML metadata key, nor a model argument
-of a known backend.
+of another plugin task (one ``--metadata`` serves every task of a run), a task-YAML metadata key, nor one of the model
+arguments the user passed (:mod:`lm_eval_stereo.core.model_arguments`: every backend's arguments, known from the
+command line or ``simple_evaluate`` itself, not from a list).
 A typo such as ``normalisation`` is therefore an error that lists the keys the task accepts, never a silent default.
 The options of the other tasks are those the benchmarks declare in the registry (:mod:`lm_eval_stereo.core.registry`),
 which the plugin's tasks package fills before any plugin task is built, whatever the order of ``--tasks``.
@@ -15,8 +16,7 @@ A true/false option is parsed by :func:`lm_eval_stereo.core.values.flag`, as eve
 from __future__ import annotations
 
 import difflib
-import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from lm_eval_stereo.core import registry
@@ -25,17 +25,6 @@ from lm_eval_stereo.core.registry import Option
 
 #: keys of a task YAML's ``metadata`` block that lm_eval itself uses
 YAML_METADATA = ("version", "config_source", "num_fewshot", "pretrained_model_name_or_path")
-
-#: model arguments of lm_eval 0.4.13's backends that are not parameters of HFLM (vllm, API models) and common
-#: ``from_pretrained`` keyword arguments HFLM passes through
-OTHER_MODEL_ARGUMENTS = (
-    "attn_implementation", "base_url", "bnb_4bit_compute_dtype", "bnb_4bit_quant_type", "cache_dir", "data_parallel_size",
-    "device_map", "enforce_eager", "eos_string", "gpu_memory_utilization", "header", "headers", "load_in_4bit",
-    "load_in_8bit", "local_files_only", "lora_local_path", "low_cpu_mem_usage", "max_gen_toks", "max_model_len",
-    "max_retries", "model", "num_concurrent", "quantization", "quantization_config", "seed", "swap_space",
-    "tensor_parallel_size", "timeout", "token", "tokenized_requests", "tokenizer_backend", "tokenizer_mode",
-    "torch_dtype", "use_auth_token", "verify_certificate",
-)  # fmt: skip
 
 
 def choice(*allowed: str) -> Callable[[Any, str], str]:
@@ -74,27 +63,14 @@ def text(value: Any, name: str) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-#: the plugin backends' own model arguments (``hf-mlm``: HFLM's and ``pll``; ``replay``: the recording's columns).
-#: Declared here, not read from the classes, so that ``core`` never imports ``models``; a test checks them equal.
-PLUGIN_MODEL_ARGUMENTS = ("pll", "outputs", "prompt_column", "output_column", "prefill")
-
-
-@functools.cache
-def _model_arguments() -> frozenset[str]:
-    """Model-argument names: HFLM's constructor parameters, :data:`PLUGIN_MODEL_ARGUMENTS` and
-    :data:`OTHER_MODEL_ARGUMENTS`."""
-    import inspect
-
-    from lm_eval.models.huggingface import HFLM
-
-    names = set(OTHER_MODEL_ARGUMENTS) | set(PLUGIN_MODEL_ARGUMENTS) | set(inspect.signature(HFLM.__init__).parameters)
-    return frozenset(names - {"self", "kwargs", "args"})
-
-
-def parse(task: str, options: Sequence[Option], given: Mapping[str, Any]) -> dict[str, Any]:
-    """The values of ``options`` from ``given`` (model arguments + ``--metadata`` + YAML metadata of ``task``)."""
+def parse(
+    task: str, options: Sequence[Option], given: Mapping[str, Any], model_arguments: Collection[str] = ()
+) -> dict[str, Any]:
+    """The values of ``options`` from ``given`` (model arguments + ``--metadata`` + YAML metadata of ``task``);
+    ``model_arguments``: the keys the user passed as model arguments (:func:`lm_eval_stereo.core.model_arguments.given`),
+    accepted whatever they are; every other key must be an option of a plugin task or a key lm_eval's YAMLs use."""
     own = {option.name for option in options}
-    known = own | registry.all_options() | set(YAML_METADATA) | _model_arguments()
+    known = own | registry.all_options() | set(YAML_METADATA) | set(model_arguments)
     unknown = sorted(key for key in given if key not in known)
     if unknown:
         raise OptionError(_unknown_message(task, unknown, options))

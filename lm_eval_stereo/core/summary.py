@@ -21,8 +21,8 @@ from typing import Any, ClassVar
 
 from lm_eval.api.task import ConfigurableTask
 
+from lm_eval_stereo.core import model_arguments, registry
 from lm_eval_stereo.core import options as task_options
-from lm_eval_stereo.core import registry
 from lm_eval_stereo.core.extras import Extra
 from lm_eval_stereo.core.metrics import MetricSet, register_table
 
@@ -137,7 +137,8 @@ class SummaryTask(ConfigurableTask):
         # zero-shot, as in the papers: lm_eval ignores --num_fewshot for a task whose config says 0 (logged, n-shot 0)
         # instead of drawing examples from the test set
         config["num_fewshot"] = 0
-        self.options = task_options.parse(str(config.get("task")), self.OPTIONS, config.get("metadata") or {})
+        metadata = config.get("metadata") or {}
+        self.options = task_options.parse(str(config.get("task")), self.OPTIONS, metadata, model_arguments.given())
         super().__init__(config=config, **kwargs)
         # the options in force, the benchmark, its metric set and the data pins are part of the task's config in the
         # results (what was measured, how): the report finds the declaration from there, whatever the task's name

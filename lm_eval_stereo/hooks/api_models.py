@@ -38,8 +38,9 @@ from collections import Counter
 from importlib.util import find_spec
 from types import ModuleType
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
+from lm_eval_stereo.core.credentials import redact_url
 from lm_eval_stereo.core.unanswered import UNANSWERED, Unanswered, count_unanswered, served_model
 from lm_eval_stereo.core.values import parse_model_args
 from lm_eval_stereo.hooks import fail, wrap
@@ -75,16 +76,6 @@ def check_api_packages(model: str | None) -> None:
     missing = missing_api_packages() if model in API_MODELS else []
     if missing:
         fail(f"--model {model} needs {', '.join(missing)}: {INSTALL_HINT}")
-
-
-def redact_url(url: str) -> str:
-    """``url`` without credentials (``user:key@``) and query string (``?api-key=...``)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"[{host}]" if ":" in host else host
-    if parts.port is not None:
-        netloc += f":{parts.port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def check_server(model: str | None, model_args: Any) -> None:

@@ -4,8 +4,8 @@ arguments only once the model has loaded (an ``--output_path`` that cannot be wr
 exit status 0, the results lost; a local ``pretrained=`` folder that does not exist is taken for a hub name), and shows
 any error of a task as a traceback. ``HarnessCLI.parse_args`` translates the old flags to ``lm_eval ls ...`` and checks
 ``--output_path``, a local ``pretrained=`` folder and, for a served model, lm_eval's API packages and the server's
-``base_url`` before anything loads; ``HarnessCLI.execute`` ends a run whose task needs a missing optional extra, or
-meets a data problem, in one line saying it (exit status 2), and shuts down the vLLM engines the run started.
+``base_url`` before anything loads; ``HarnessCLI.execute`` ends a run whose task needs a missing optional extra, is
+given an unknown or invalid option (a misspelt ``--metadata`` key), or meets a data problem, in one line saying it (exit status 2), and shuts down the vLLM engines the run started.
 """
 
 from __future__ import annotations
@@ -82,8 +82,8 @@ def check_pretrained(model_args: Any) -> None:
 def install(module: ModuleType) -> None:
     """Translate ``lm_eval --tasks list`` (removed in 0.4.13) to ``lm_eval ls tasks``; check ``--output_path``, a
     local ``pretrained=`` folder and, for a served model, lm_eval's API packages and the server's ``base_url``; a task
-    whose optional extra is missing ends the run in one line naming the extra (:mod:`lm_eval_stereo.core.extras`), and
-    a data problem (:class:`lm_eval_stereo.core.errors.DataError`: a malformed file named by file, row and field, data
+    whose optional extra is missing ends the run in one line naming the extra (:mod:`lm_eval_stereo.core.extras`), a
+    task option that is unknown or invalid (:class:`lm_eval_stereo.core.errors.OptionError`), and a data problem (:class:`lm_eval_stereo.core.errors.DataError`: a malformed file named by file, row and field, data
     that cannot be had) in one line saying it, not in a traceback."""
     cls = module.HarnessCLI
     original = cls.parse_args
@@ -93,12 +93,12 @@ def install(module: ModuleType) -> None:
 
     @functools.wraps(execute)
     def execute_or_name_the_extra(self: Any, *args: Any, **kwargs: Any) -> Any:
-        from lm_eval_stereo.core.errors import DataError
+        from lm_eval_stereo.core.errors import DataError, OptionError
         from lm_eval_stereo.core.extras import MissingExtraError
 
         try:
             return execute(self, *args, **kwargs)
-        except (MissingExtraError, DataError) as exc:
+        except (MissingExtraError, DataError, OptionError) as exc:
             fail(str(exc))
         finally:
             engines = sys.modules.get("lm_eval_stereo.hooks.vllm")

@@ -7,8 +7,12 @@
 - lm_eval has no count of the requests a model did not answer: ``evaluate`` resets the counting model's counts before
   the run and writes them into every generative task's results after it
   (:func:`lm_eval_stereo.core.unanswered.add_unanswered_counts`).
-- ``--model_args api_key=...`` (or ``auth_token``, ``header``, a ``base_url`` with ``user:key@``) would reach the
-  results file and every report made from it: ``simple_evaluate`` redacts them (:func:`redact_model_args`).
+- lm_eval merges the model arguments into every task's metadata, where no task can tell them from ``--metadata``
+  options: ``simple_evaluate`` holds the keys the caller passed while it builds the tasks
+  (:mod:`lm_eval_stereo.core.model_arguments`), so every one of them is accepted as a model argument.
+- ``--model_args api_key=...`` (or ``auth_token``, ``token``, ``header``, a ``base_url`` with ``user:key@`` or a
+  key in its query) would reach ``config.model_args`` and every ``configs.<task>.metadata`` of the results file, and
+  every report made from it: ``simple_evaluate`` redacts them (:mod:`lm_eval_stereo.core.credentials`).
 """
 
 from __future__ import annotations
@@ -18,30 +22,11 @@ from collections import Counter
 from types import ModuleType
 from typing import Any
 
+from lm_eval_stereo.core import model_arguments
+from lm_eval_stereo.core.credentials import redact_mapping, redact_model_args
 from lm_eval_stereo.core.unanswered import COUNTS_ATTRIBUTE, add_unanswered_counts, counting_model
-from lm_eval_stereo.core.values import parse_model_args
 from lm_eval_stereo.hooks import wrap
-from lm_eval_stereo.hooks.api_models import check_scoring_tasks, redact_url
-
-#: ``model_args`` whose value is a credential
-SECRET_ARGS = ("auth_token", "api_key", "header")
-REDACTED = "<redacted>"
-
-
-def redact_model_args(model_args: Any) -> Any:
-    """``model_args`` (a dict or ``k=v,...`` text) with credentials replaced by :data:`REDACTED`, ``base_url``
-    without ``user:key@`` and query string."""
-    args = parse_model_args(model_args)
-    if not any(key in args for key in (*SECRET_ARGS, "base_url")):
-        return model_args
-    for key in SECRET_ARGS:
-        if key in args:
-            args[key] = REDACTED
-    if "base_url" in args:
-        args["base_url"] = redact_url(args["base_url"])
-    if isinstance(model_args, dict):
-        return {key: args.get(key, value) for key, value in model_args.items()}
-    return ",".join(f"{key}={value}" for key, value in args.items())
+from lm_eval_stereo.hooks.api_models import check_scoring_tasks
 
 
 def evaluate_wrapper(original: Any) -> Any:
@@ -66,14 +51,27 @@ def evaluate_wrapper(original: Any) -> Any:
 
 
 def simple_evaluate_wrapper(original: Any) -> Any:
-    """lm_eval's ``simple_evaluate`` whose results' ``model_args`` carry no credentials (:func:`redact_model_args`)."""
+    """lm_eval's ``simple_evaluate`` that tells the tasks it builds which keys of their metadata are the model
+    arguments the caller passed (:func:`lm_eval_stereo.core.model_arguments.passing`), and whose results carry no
+    credentials: neither in ``config.model_args`` nor in any task's ``configs.<task>.metadata``, where lm_eval copies
+    the model arguments (:mod:`lm_eval_stereo.core.credentials`)."""
+    import inspect
+
+    parameters = inspect.signature(original)
 
     @functools.wraps(original)
     def simple_evaluate(*args: Any, **kwargs: Any) -> Any:
-        results = original(*args, **kwargs)
-        config = results.get("config") if isinstance(results, dict) else None
+        given = parameters.bind_partial(*args, **kwargs).arguments.get("model_args")
+        with model_arguments.passing(given):
+            results = original(*args, **kwargs)
+        if not isinstance(results, dict):
+            return results
+        config = results.get("config")
         if isinstance(config, dict) and config.get("model_args"):
             config["model_args"] = redact_model_args(config["model_args"])
+        for task_config in (results.get("configs") or {}).values():
+            if isinstance(task_config, dict) and isinstance(task_config.get("metadata"), dict):
+                task_config["metadata"] = redact_mapping(task_config["metadata"])
         return results
 
     simple_evaluate._lm_eval_stereo = True  # type: ignore[attr-defined]
