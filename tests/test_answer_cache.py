@@ -21,8 +21,9 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.model import CacheHook
 from lm_eval_runner import LmEvalRun, assert_same_metrics, run_lm_eval
 
+from lm_eval_stereo.core import answer_record
 from lm_eval_stereo.core.token_split import ReferenceTokensAnswer, TokenSplitInstance, token_split
-from lm_eval_stereo.hooks.answer_cache import OWNER_KEY, answers_of, claim
+from lm_eval_stereo.hooks.answer_cache import answers_of, claim
 from lm_eval_stereo.models.hf_prefix import HFPrefixLM
 from lm_eval_stereo.models.replay import ReplayLM
 
@@ -61,12 +62,10 @@ def last_line(run: LmEvalRun) -> str:
 def test_another_backend_s_cache_stops_the_run_in_one_line(runs, tiny_causal, run, cache, owner, model):
     stopped = runs[run]
     database = Path(runs["hf"].output_dir).parent / "caches" / f"{cache}_rank0.db"
-    facts = f"(pretrained={tiny_causal}, revision=main, dtype=float32)"
     assert stopped.returncode == 2 and stopped.results == {}
     assert last_line(stopped) == (
-        f"lm-eval-stereo: --use_cache: {database} holds the answers of --model {owner} {facts}; this run is "
-        f"--model {model} {facts}, whose answers differ from those: give this run its own --use_cache path (one per "
-        "backend and model), or delete that file"
+        f"lm-eval-stereo: --use_cache: {database} holds answers given with model={owner} (this run: {model}), which "
+        "change the answers: give this run its own --use_cache path (one per backend and model), or delete that file"
     )
     assert "Traceback" not in stopped.stderr and "Requests remaining" not in stopped.stderr
 
@@ -118,18 +117,20 @@ class LmEvalBackend:
 def test_a_cache_that_does_not_say_whose_answers_it_holds(tmp_path):
     """Refused to the plugin's backends (one line, exit status 2), left to lm_eval's as lm_eval leaves it; an empty
     one is claimed for the run's backend."""
+    from sqlitedict import SqliteDict
+
     recordings = tmp_path / "recorded.jsonl"
     recordings.write_text(json.dumps({"full_prompt": "p", "output": "a"}) + "\n")
     replay = ReplayLM(outputs=str(recordings))
-    unmarked = {"a1b2": ("answer",)}
+    unmarked = str(tmp_path / "old.db")
+    with SqliteDict(unmarked, autocommit=True) as store:  # as lm_eval without the plugin writes it
+        store["a1b2"] = ("answer",)
     with pytest.raises(SystemExit) as stopped:
-        claim(unmarked, replay, "old.db")
+        claim(unmarked, replay)
     assert stopped.value.code == 2
-    claim(unmarked, LmEvalBackend(), "old.db")
-    assert OWNER_KEY not in unmarked
-    empty: dict = {}
-    claim(empty, replay, "new.db")
-    assert empty == {OWNER_KEY: answers_of(replay)}
+    assert claim(unmarked, LmEvalBackend()) is False
+    assert answer_record.inspect(unmarked) == answer_record.CacheFile(unmarked, answers=1)
+    assert claim(str(tmp_path / "new.db"), replay) is True
     assert answers_of(replay) == {
         "model": "replay",
         "outputs_sha256": hashlib.sha256(b"recorded.jsonl\0" + recordings.read_bytes() + b"\0").hexdigest(),

@@ -27,7 +27,6 @@ from lm_eval_counting import calls
 from lm_eval_runner import LmEvalRun, assert_same_metrics, lm_eval_command, read_outputs, run_lm_eval, start_lm_eval
 
 from lm_eval_stereo.cli import main
-from lm_eval_stereo.hooks.answer_cache import OWNER_KEY
 
 TASKS = ("stereoset_multi_en", "gest_en")
 LIMIT = 30
@@ -45,7 +44,7 @@ def lm_eval_args(model: str, pretrained: Path, cache: Path) -> list[str]:
 
 def cached_requests(cache: Path, writer_killed: bool = False) -> int:
     """Answers in lm_eval's request cache ``<cache>_rank0.db`` (a sqlitedict table; the plugin's record of whose
-    answers they are aside), read while it may be written (read-only), or once its writer was killed (read-write:
+    answers they are is a table of its own), read while it may be written (read-only), or once its writer was killed (read-write:
     a transaction the kill cut off is rolled back, as the resumed run does, where a read-only reader finds the file
     locked)."""
     database = cache.with_name(f"{cache.name}_rank0.db")
@@ -54,8 +53,7 @@ def cached_requests(cache: Path, writer_killed: bool = False) -> int:
     mode = "rw" if writer_killed else "ro"
     try:
         with closing(sqlite3.connect(f"file:{database}?mode={mode}", uri=True, timeout=0.1)) as connection:
-            query = 'SELECT COUNT(*) FROM "unnamed" WHERE key != ?'
-            return connection.execute(query, (OWNER_KEY,)).fetchone()[0]
+            return connection.execute('SELECT COUNT(*) FROM "unnamed"').fetchone()[0]
     except sqlite3.OperationalError:  # the table is not there yet, or the writer holds the lock this instant
         return 0
 

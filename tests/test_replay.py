@@ -187,8 +187,11 @@ def test_answers_served_by_use_cache_are_booked_to_their_recordings(tmp_path: Pa
     stopped = run(other, "other", check=False)
     assert stopped.returncode == 2 and stopped.results == {}
     line = stopped.stderr.strip().splitlines()[-1]
-    assert line.startswith(f"lm-eval-stereo: --use_cache: {cache}_rank0.db holds the answers of --model replay (")
-    assert "; this run is --model replay (outputs_sha256=" in line and line.endswith("or delete that file")
+    assert line.startswith(
+        f"lm-eval-stereo: --use_cache: {cache}_rank0.db holds answers given with outputs={recordings} (this run: "
+        f"{other}); outputs_sha256="
+    )
+    assert line.count("(this run: ") == 2 and line.endswith("or delete that file")
 
 
 def test_a_line_without_the_output_field_stops_the_run_naming_file_and_line(tmp_path: Path) -> None:

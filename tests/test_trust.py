@@ -86,3 +86,126 @@ def test_a_model_named_dot_dot_writes_inside_output_path(tiny_causal, tmp_path):
     written = sorted(path.relative_to(output).as_posix() for path in output.rglob("*_*.json*"))
     assert [name.split("/")[0] for name in written] == ["__", "__"], written
     assert not list(model.glob("results_*.json")) and not list(model.glob("samples_*"))
+
+
+# --- 4. and 5. the --use_cache file is data, and knows what produced its answers ------------------------------------
+
+ADVICE = "give this run its own --use_cache path (one per backend and model), or delete that file"
+
+
+class Payload:
+    """A pickle that runs code when it is read: it creates the file ``path``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        import os
+
+        return (os.system, (f"touch {self.path}",))
+
+
+@pytest.fixture(scope="module")
+def written_cache(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The cache of one ``hf`` run of the tiny model (its first document)."""
+    folder = tmp_path_factory.mktemp("written_cache")
+    run_lm_eval([*hf_args(tiny_causal, limit=1), "--use_cache", str(folder / "requests")], folder / "out")
+    return folder / "requests_rank0.db"
+
+
+def cached_run(model: Path, cache: Path, folder: Path, *more: str) -> LmEvalRun:
+    """An ``hf`` run of ``model`` with ``--use_cache`` at ``cache`` (the ``_rank0.db`` file lm_eval opens)."""
+    prefix = str(cache).removesuffix("_rank0.db")
+    return run_lm_eval([*hf_args(model, *more, limit=1), "--use_cache", prefix], folder, check=False)
+
+
+def assert_stopped(run: LmEvalRun, line: str, *, prefix: bool = False) -> None:
+    assert run.returncode == 2 and run.results == {}, run.stderr[-3000:]
+    last = last_line(run)
+    assert last.startswith(line) and last.endswith(ADVICE) if prefix else last == line, last
+    assert "Traceback" not in run.stderr and "Requests remaining" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("setting", "difference"),
+    [
+        ("add_bos_token=True", "add_bos_token=(not set) (this run: True)"),
+        ("max_length=256", "max_length=512 (this run: 256)"),
+    ],
+)
+def test_a_cache_reused_with_a_model_argument_that_changes_the_answers_stops_naming_it(
+    tiny_causal, written_cache, tmp_path, setting, difference
+):
+    cache = tmp_path / written_cache.name
+    cache.write_bytes(written_cache.read_bytes())
+    run = cached_run(tiny_causal, cache, tmp_path / "out", setting)
+    line = f"lm-eval-stereo: --use_cache: {cache} holds answers given with {difference}"
+    assert_stopped(run, line, prefix=True)
+    assert last_line(run).count("(this run:") == 1  # the one difference, nothing else
+
+
+def test_the_same_run_reads_its_cache_and_new_weights_in_the_same_folder_stop_it(tiny_causal, tmp_path):
+    import shutil
+
+    from lm_eval_stereo.local_models.tiny import build_causal_lm
+
+    model = Path(shutil.copytree(tiny_causal, tmp_path / "model"))
+    cache = tmp_path / "requests_rank0.db"
+    first = cached_run(model, cache, tmp_path / "first")
+    assert first.returncode == 0 and "Requests remaining: 0" not in first.stderr
+    again = cached_run(model, cache, tmp_path / "again")
+    assert again.returncode == 0 and "Requests remaining: 0" in again.stderr
+
+    other = build_causal_lm(tmp_path / "other", seed=1)
+    (model / "model.safetensors").write_bytes((other / "model.safetensors").read_bytes())
+    run = cached_run(model, cache, tmp_path / "out")
+    line = f"lm-eval-stereo: --use_cache: {cache} holds answers given with weights=files-sha256:"
+    assert_stopped(run, line, prefix=True)
+    assert last_line(run).count("(this run: files-sha256:") == 1
+
+
+def sqlite_file(path: Path, *statements: str) -> Path:
+    import sqlite3
+
+    with sqlite3.connect(path) as connection:
+        for statement in statements:
+            connection.execute(statement)
+    connection.close()
+    return path
+
+
+def test_a_damaged_foreign_or_malformed_cache_file_stops_in_one_line_and_runs_no_pickle(
+    tiny_causal, written_cache, tmp_path
+):
+    import pickle
+    import sqlite3
+
+    ran = tmp_path / "payload_ran"
+    old = tmp_path / "old_rank0.db"
+    old.write_bytes(written_cache.read_bytes())
+    with sqlite3.connect(old) as connection:  # an older plugin's record: a pickle among the answers
+        connection.execute("DROP TABLE lm_eval_stereo_answers_of")
+        connection.execute(
+            'INSERT INTO "unnamed" VALUES (?, ?)', ("lm_eval_stereo:answers_of", pickle.dumps(Payload(ran)))
+        )
+    connection.close()
+    truncated = tmp_path / "truncated_rank0.db"
+    truncated.write_bytes(written_cache.read_bytes()[: written_cache.stat().st_size // 2])
+    text = tmp_path / "text_rank0.db"
+    text.write_text("not a database\n")
+    foreign = sqlite_file(tmp_path / "foreign_rank0.db", "CREATE TABLE users (name TEXT)")
+    malformed = tmp_path / "malformed_rank0.db"
+    malformed.write_bytes(written_cache.read_bytes())
+    sqlite_file(malformed, "UPDATE lm_eval_stereo_answers_of SET record = '[1, 2]'")
+    expected = {
+        old: "was written by an older lm-eval-stereo, which kept its record of whose answers it holds as a pickle: "
+        "not read (a pickle runs code)",
+        truncated: "is a damaged SQLite database (",
+        text: "is not an SQLite database (lm_eval's --use_cache files are)",
+        foreign: "is an SQLite database but no lm_eval answer cache (tables users)",
+        malformed: "has a record of whose answers it holds that is no JSON object of texts naming the model",
+    }
+    for cache, problem in expected.items():
+        run = cached_run(tiny_causal, cache, tmp_path / cache.stem)
+        assert_stopped(run, f"lm-eval-stereo: --use_cache: {cache} {problem}", prefix=True)
+    assert not ran.exists()
