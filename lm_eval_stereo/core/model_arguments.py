@@ -8,8 +8,9 @@ the run builds its tasks (:func:`passing`); a plugin task accepts each of them a
 the rest as its options (:func:`lm_eval_stereo.core.options.parse`). No list of backends' arguments: every argument
 of every backend (a vLLM engine argument, an API model's ``api_key``) is accepted because the user gave it as one.
 
-A task built outside ``simple_evaluate`` (``TaskManager(metadata=...).load`` in a script) has no model arguments:
-every key of its metadata is checked as an option.
+A task built where no hooked ``simple_evaluate`` runs (``TaskManager(metadata=...).load`` in a script, lm_eval with
+the start-up hook off and ``--include_path``) cannot tell them apart: :func:`given` is None, and the task refuses only
+the keys that are near misses of an option (:func:`lm_eval_stereo.core.options.parse`).
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ from typing import Any
 
 from lm_eval_stereo.core.values import parse_model_args
 
-_NONE: Mapping[str, str] = MappingProxyType({})
-_GIVEN: ContextVar[Mapping[str, str]] = ContextVar("lm_eval_stereo_model_arguments", default=_NONE)
+_GIVEN: ContextVar[Mapping[str, str] | None] = ContextVar("lm_eval_stereo_model_arguments", default=None)
 
 
-def given() -> Mapping[str, str]:
-    """The model arguments of the run being set up, as text (none outside ``simple_evaluate``)."""
+def given() -> Mapping[str, str] | None:
+    """The model arguments of the run being set up, as text (None: not known, outside a hooked
+    ``simple_evaluate``)."""
     return _GIVEN.get()
 
 

@@ -64,26 +64,32 @@ def text(value: Any, name: str) -> str | None:
 
 
 def parse(
-    task: str, options: Sequence[Option], given: Mapping[str, Any], model_arguments: Collection[str] = ()
+    task: str, options: Sequence[Option], given: Mapping[str, Any], model_arguments: Collection[str] | None = ()
 ) -> dict[str, Any]:
     """The values of ``options`` from ``given`` (model arguments + ``--metadata`` + YAML metadata of ``task``);
     ``model_arguments``: the keys the user passed as model arguments (:func:`lm_eval_stereo.core.model_arguments.given`),
-    accepted whatever they are; every other key must be an option of a plugin task or a key lm_eval's YAMLs use."""
+    accepted whatever they are; every other key must be an option of a plugin task or a key lm_eval's YAMLs use.
+    ``model_arguments`` None (not known): only a near miss of an option is refused."""
     own = {option.name for option in options}
-    known = own | registry.all_options() | set(YAML_METADATA) | set(model_arguments)
+    known = own | registry.all_options() | set(YAML_METADATA) | set(model_arguments or ())
     unknown = sorted(key for key in given if key not in known)
+    if model_arguments is None:
+        unknown = [key for key in unknown if _near_miss(key, options)]
     if unknown:
         raise OptionError(_unknown_message(task, unknown, options))
     return {option.name: option.value(given) for option in options}
+
+
+def _near_miss(key: str, options: Sequence[Option]) -> list[str]:
+    """The option ``key`` is a near miss of (the task's own, else any plugin task's), if any."""
+    return difflib.get_close_matches(key, [o.name for o in options] or sorted(registry.all_options()), n=1, cutoff=0.75)
 
 
 def _unknown_message(task: str, unknown: Iterable[str], options: Sequence[Option]) -> str:
     accepted = ", ".join(f"{o.name} (default {o.default!r})" for o in options) or "none"
     parts = []
     for key in unknown:
-        close = difflib.get_close_matches(
-            key, [o.name for o in options] or sorted(registry.all_options()), n=1, cutoff=0.75
-        )
+        close = _near_miss(key, options)
         parts.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
     return (
         f"task {task}: unknown --metadata key {', '.join(parts)}; this task accepts: {accepted}. "

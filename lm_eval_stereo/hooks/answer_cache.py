@@ -99,7 +99,7 @@ def answers_of(lm: Any) -> dict[str, str]:
     model, its weights, dtype, ``add_bos_token``, ``max_length``)."""
     passed = {
         key: redact_value(key, value)
-        for key, value in model_arguments.given().items()
+        for key, value in (model_arguments.given() or {}).items()
         if key not in SAME_ANSWERS and not is_secret_name(key)
     }
     own = getattr(lm, "answer_facts", None)
