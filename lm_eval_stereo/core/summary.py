@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_stereo.core import options as task_options
-from lm_eval_stereo.core import registry
+from lm_eval_stereo.core import registry, truncation
 from lm_eval_stereo.core.extras import Extra
 from lm_eval_stereo.core.metrics import MetricSet, register_table
 
@@ -206,10 +206,16 @@ class SummaryTask(ConfigurableTask):
         self.dataset = self.config.custom_dataset(**metadata, **(dataset_kwargs or {}))
 
     def process_results(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
-        return self._shared.per_doc_values(self.item(doc, results))
+        """The item's values (:meth:`SharedSummary.per_doc_values`), and ``truncated``: 1 where the backend marked an
+        answer as that of a request that did not fit its window (:mod:`lm_eval_stereo.core.truncation`), else 0."""
+        values = self._shared.per_doc_values(self.item(doc, results))
+        values[truncation.TRUNCATED] = int(truncation.any_truncated(results))
+        return values
 
     def aggregation(self) -> dict[str, Callable[[list[Any]], Any]]:
-        return {name: self._shared.aggregation(name) for name in self._shared.metrics}
+        """Every metric's aggregation, and ``truncated``: the count of documents with a request that did not fit the
+        model's window."""
+        return {**{name: self._shared.aggregation(name) for name in self._shared.metrics}, truncation.TRUNCATED: sum}
 
     def higher_is_better(self) -> dict[str, bool | None]:
         return self._shared.metric_set.higher_is_better()
