@@ -118,19 +118,10 @@ def _detail_lines(omissions: list[Omission], warnings: list[Said]) -> list[str]:
 
 
 def _no_bias_benchmark(exports: list[RunExport]) -> str:
-    tasks = sorted({task for export in exports for task in export.run.tasks})
-    unknown = sorted(
-        {
-            f"{p.task} ({p.value})"
-            for e in exports
-            for t in e.run.tasks
-            for p in e.run.problems(t)
-            if p.field == "metric_set"
-        }
-    )
-    held = f"only lm_eval's own tasks ({', '.join(tasks) or 'none'})"
-    if unknown:
-        held = f"metric sets this lm-eval-stereo does not know (a newer plugin?): {', '.join(unknown)}"
+    """The line of an export with no bias benchmark: what the runs hold instead (:func:`undeclared_held`)."""
+    from lm_eval_stereo.results.declarations import undeclared_held
+
+    held = undeclared_held((export.run, task) for export in exports for task in export.run.tasks)
     return f"no bias benchmark of lm-eval-stereo in these {len(exports)} run(s): they hold {held}; nothing exported"
 
 

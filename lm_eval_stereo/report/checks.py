@@ -199,6 +199,19 @@ def _truncated_warnings(cell: Cell) -> list[Issue]:
     return [Issue(TRUNCATED, message, f"{format_value(value)} truncated")]
 
 
+def _absent_member_warnings(cell: Cell) -> list[Issue]:
+    """A group whose ``group_subtasks`` lists tasks the results file does not hold (a RuBia group without some of its
+    domains): named, since the group is shown with its other members only."""
+    absent = [member for member in cell.run.members(cell.task) if member not in cell.run.tasks]
+    if not absent:
+        return []
+    message = (
+        f"{cell.run.path}: group {cell.task} lists {', '.join(absent)}, which the results file does not hold: the "
+        "group is shown with its other members only"
+    )
+    return [Issue("absent members", message, f"{len(absent)} member(s) absent")]
+
+
 def _recomputed_warnings(cell: Cell) -> list[Issue]:
     """One of lm_eval's own tasks that a benchmark declares, shown with lm_eval's numbers without an interval: why
     (no ``--log_samples``, an lm_eval that defines the task otherwise, a samples file that is not the run's)."""
@@ -210,18 +223,17 @@ def _recomputed_warnings(cell: Cell) -> list[Issue]:
 
 CHECKS = (
     _recomputed_warnings, _field_warnings, _share_warnings, _tie_warnings, _unscored_warnings, _resample_warnings,
-    _fit_warnings, _limit_warnings, _unanswered_warnings, _truncated_warnings,
+    _fit_warnings, _limit_warnings, _unanswered_warnings, _truncated_warnings, _absent_member_warnings,
 )  # fmt: skip
 
 
 def check_cell(cell: Cell) -> list[Finding]:
-    """Every warning for one task's results (none for the plugin's groups: their members are checked; lm_eval's own
-    groups are checked as a whole, their members are not shown)."""
-    if cell.members and not cell.undeclared:
-        return []
+    """Every warning for one task's results (for the plugin's groups only the members they lack: their members are
+    checked; lm_eval's own groups are checked as a whole, their members are not shown)."""
+    checks = (_absent_member_warnings,) if cell.members and not cell.undeclared else CHECKS
     return [
         Finding(cell.row.label, cell.task, issue.kind, issue.message, issue.caveat, issue.metrics)
-        for check in CHECKS
+        for check in checks
         for issue in check(cell)
     ]
 
@@ -249,6 +261,7 @@ KIND_MEANINGS = {
     "tied runs": "with runs of one model on the same date: the stated rule picked one, the other is named",
     "runs kept apart": "",  # its message says it all: the model, what differs, the files
     "no interval": "of lm_eval's own shown with lm_eval's numbers and no 95% CI",
+    "absent members": "that is a group whose results file lacks members it lists",
 }
 
 
@@ -295,7 +308,7 @@ class WarningGroup:
 
 
 #: kinds whose warnings each say why (the details list them): the grouped line repeats a reason they all share
-SAYS_WHY = ("no interval",)
+SAYS_WHY = ("no interval", "absent members")
 
 
 def group_warnings(findings: list[Finding]) -> list[WarningGroup]:
