@@ -118,9 +118,17 @@ def _detail_lines(omissions: list[Omission], warnings: list[Said]) -> list[str]:
 
 
 def _no_bias_benchmark(exports: list[RunExport]) -> str:
-    """The line of an export with no bias benchmark: what the runs hold instead (:func:`undeclared_held`)."""
+    """The line of an export with nothing of a bias benchmark to publish: the benchmark tasks whose headlines were
+    all left out, else what the runs hold instead of one (:func:`undeclared_held`)."""
     from lm_eval_stereo.results.declarations import undeclared_held
 
+    declared = sorted({task for export in exports for task in export.run.tasks if export.run.declaration(task)})
+    if declared:
+        why = "; ".join(f"{o.task}/{o.metric}: {o.reason}" for e in exports for o in e.omissions if o.metric)
+        return (
+            f"nothing of a bias benchmark to publish in these {len(exports)} run(s): every headline of "
+            f"{', '.join(declared)} was left out ({why or 'none could be read'}); nothing exported"
+        )
     held = undeclared_held((export.run, task) for export in exports for task in export.run.tasks)
     return f"no bias benchmark of lm-eval-stereo in these {len(exports)} run(s): they hold {held}; nothing exported"
 
