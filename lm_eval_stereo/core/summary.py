@@ -205,6 +205,12 @@ class SummaryTask(ConfigurableTask):
         metadata = {key: value for key, value in metadata.items() if key not in RECORDED}
         self.dataset = self.config.custom_dataset(**metadata, **(dataset_kwargs or {}))
 
+    def build_all_requests(self, *args: Any, **kwargs: Any) -> None:
+        """lm_eval's, once every task of the run is built: first the options given that no task of the run reads
+        (:func:`lm_eval_stereo.core.options.warn_unread`)."""
+        task_options.warn_unread()
+        super().build_all_requests(*args, **kwargs)
+
     def process_results(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
         """The item's values (:meth:`SharedSummary.per_doc_values`), and ``truncated``: 1 where the backend marked an
         answer as that of a request that did not fit its window (:mod:`lm_eval_stereo.core.truncation`), else 0."""
