@@ -25,6 +25,7 @@ from lm_eval_stereo.core import options as task_options
 from lm_eval_stereo.core import registry, truncation
 from lm_eval_stereo.core.extras import Extra
 from lm_eval_stereo.core.metrics import MetricSet, register_table
+from lm_eval_stereo.core.model_tokenizer import check_local_tokenizer
 
 MAX_CACHED = 32
 
@@ -138,6 +139,7 @@ class SummaryTask(ConfigurableTask):
         # instead of drawing examples from the test set
         config["num_fewshot"] = 0
         self.options = task_options.parse(str(config.get("task")), self.OPTIONS, config.get("metadata") or {})
+        check_local_tokenizer(config.get("metadata") or {})
         super().__init__(config=config, **kwargs)
         # the options in force, the benchmark, its metric set and the data pins are part of the task's config in the
         # results (what was measured, how): the report finds the declaration from there, whatever the task's name
