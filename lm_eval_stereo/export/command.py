@@ -122,7 +122,9 @@ def _no_bias_benchmark(exports: list[RunExport]) -> str:
     all left out, else what the runs hold instead of one (:func:`undeclared_held`)."""
     from lm_eval_stereo.results.declarations import undeclared_held
 
-    declared = sorted({task for export in exports for task in export.run.tasks if export.run.declaration(task)})
+    declared = sorted(
+        {task for e in exports for task in e.run.tasks if e.run.declaration(task) and not e.run.members(task)}
+    )
     if declared:
         why = "; ".join(f"{o.task}/{o.metric}: {o.reason}" for e in exports for o in e.omissions if o.metric)
         return (
