@@ -41,5 +41,9 @@ class MalformedDataError(DataError):
         super().__init__(f"{where}: {problem}")
 
 
+class ModelFolderError(DataError):
+    """A local model folder the model arguments name cannot give what a task needs (a tokenizer that encodes text)."""
+
+
 class OptionError(ValueError):
     """A task option (``--metadata``) is unknown or has an invalid value; the message names the option."""

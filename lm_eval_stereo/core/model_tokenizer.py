@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from lm_eval_stereo.core.errors import ModelFolderError
 from lm_eval_stereo.core.values import flag
+
+#: a text every tokenizer encodes to at least one token
+PROBE = "A tokenizer encodes this sentence."
 
 
 def tokenizer_name(metadata: Mapping[str, Any]) -> str | None:
@@ -39,3 +44,19 @@ def load_tokenizer(metadata: Mapping[str, Any]) -> Any:
     if name is None:
         raise ValueError("no tokenizer= or pretrained= model argument")
     return _load(name, metadata.get("revision"), flag(metadata.get("trust_remote_code") or False, "trust_remote_code"))
+
+
+def check_local_tokenizer(metadata: Mapping[str, Any]) -> None:
+    """Stop in one line naming the folder (:class:`~lm_eval_stereo.core.errors.ModelFolderError`) where the model
+    arguments name a local folder whose tokenizer encodes a text to no token: a folder without tokenizer files, from
+    which transformers builds an empty tokenizer (lm_eval's ``hf`` then ends in an ``IndexError``). Names that are no
+    local folder (hub ids, served models) are left to their backend."""
+    name = tokenizer_name(metadata)
+    if name is None or not Path(name).expanduser().is_dir():
+        return
+    if not load_tokenizer(metadata)(PROBE, add_special_tokens=False)["input_ids"]:
+        raise ModelFolderError(
+            f"{name}: its tokenizer encodes every text to no token (the folder holds no tokenizer files, e.g. "
+            "tokenizer.json or tokenizer_config.json with its vocabulary): add them, or name the model's tokenizer "
+            "with --model_args tokenizer=<folder or hub id>"
+        )

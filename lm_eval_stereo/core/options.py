@@ -10,18 +10,30 @@ A typo such as ``normalisation`` is therefore an error that lists the keys the t
 The options of the other tasks are those the benchmarks declare in the registry (:mod:`lm_eval_stereo.core.registry`),
 which the plugin's tasks package fills before any plugin task is built, whatever the order of ``--tasks``.
 
+An option of another benchmark that no plugin task of the run reads (its benchmark is not in the run) has no effect:
+:func:`warn_unread` says so in one warning line per option, once the run's tasks are built.
+
 A true/false option is parsed by :func:`lm_eval_stereo.core.values.flag`, as every truth value of the plugin is.
 """
 
 from __future__ import annotations
 
 import difflib
+import logging
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from lm_eval_stereo.core import registry
 from lm_eval_stereo.core.errors import OptionError
 from lm_eval_stereo.core.registry import Option
+
+logger = logging.getLogger(__name__)
+
+#: the options the plugin tasks built in this process declare, the other benchmarks' options they were given, and
+#: those already warned of (:func:`warn_unread`)
+_READ: set[str] = set()
+_GIVEN_TO_OTHERS: set[str] = set()
+_WARNED: set[str] = set()
 
 #: keys of a task YAML's ``metadata`` block that lm_eval itself uses
 YAML_METADATA = ("version", "config_source", "num_fewshot", "pretrained_model_name_or_path")
@@ -77,12 +89,26 @@ def parse(
         unknown = [key for key in unknown if _near_miss(key, options)]
     if unknown:
         raise OptionError(_unknown_message(task, unknown, options))
+    _READ.update(own)
+    _GIVEN_TO_OTHERS.update(key for key in given if key in registry.all_options() and key not in own)
     return {option.name: option.value(given) for option in options}
 
 
 def _near_miss(key: str, options: Sequence[Option]) -> list[str]:
     """The option ``key`` is a near miss of (the task's own, else any plugin task's), if any."""
     return difflib.get_close_matches(key, [o.name for o in options] or sorted(registry.all_options()), n=1, cutoff=0.75)
+
+
+def warn_unread() -> None:
+    """One warning line per option given (``--metadata``) that no plugin task built in this process reads: an option
+    of a benchmark none of whose tasks is in the run, which has no effect (once per option and process)."""
+    for key in sorted(_GIVEN_TO_OTHERS - _READ - _WARNED):
+        owners = [bench.name for bench in registry.benchmarks() if key in {option.name for option in bench.options}]
+        logger.warning(
+            "lm-eval-stereo: option %r (of %s) is read by no task of this run: it has no effect", key,
+            ", ".join(owners) or "another benchmark",
+        )  # fmt: skip
+        _WARNED.add(key)
 
 
 def _unknown_message(task: str, unknown: Iterable[str], options: Sequence[Option]) -> str:

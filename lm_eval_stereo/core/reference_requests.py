@@ -55,10 +55,24 @@ def _lm_eval_split(tokenizer: Any, context: str, continuation: str, add_special_
     return [head, whole[len(head) :]]
 
 
-def request(tokenizer: Any, text: str, start: int, add_special_tokens: bool = False) -> Request:
-    """The request of one version scored from the reference's ``start`` (``add_special_tokens``: lm_eval's
-    ``add_bos_token`` model argument)."""
+def reference_encoding(tokenizer: Any, text: str, truncation: bool = False) -> tuple[Any, str]:
+    """The reference's ids of ``text`` with their offsets, and the text they cover: all of it, or with ``truncation``
+    what ``tokenizer(text, truncation=True)`` keeps (its first ``model_max_length`` tokens, special ones included, for
+    a tokenizer that truncates on the right, as transformers' tokenizers do by default)."""
     encoded = tokenizer(text, return_offsets_mapping=True)
+    if truncation and len(encoded["input_ids"]) > tokenizer.model_max_length and tokenizer.truncation_side == "right":
+        encoded = tokenizer(text, return_offsets_mapping=True, truncation=True)
+        text = text[: max(end for _, end in encoded["offset_mapping"])]
+    return encoded, text
+
+
+def request(
+    tokenizer: Any, text: str, start: int, add_special_tokens: bool = False, truncation: bool = False
+) -> Request:
+    """The request of one version scored from the reference's ``start`` (``add_special_tokens``: lm_eval's
+    ``add_bos_token`` model argument; ``truncation``: the reference tokenises with ``truncation=True``,
+    :func:`reference_encoding`)."""
+    encoded, text = reference_encoding(tokenizer, text, truncation)
     ids, offsets = encoded["input_ids"], encoded["offset_mapping"]
     k = first_scored(start, len(ids))
     if k >= len(ids):

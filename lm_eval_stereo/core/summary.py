@@ -23,8 +23,10 @@ from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_stereo.core import model_arguments, registry
 from lm_eval_stereo.core import options as task_options
+from lm_eval_stereo.core import truncation
 from lm_eval_stereo.core.extras import Extra
 from lm_eval_stereo.core.metrics import MetricSet, register_table
+from lm_eval_stereo.core.model_tokenizer import check_local_tokenizer
 
 MAX_CACHED = 32
 
@@ -139,6 +141,7 @@ class SummaryTask(ConfigurableTask):
         config["num_fewshot"] = 0
         metadata = config.get("metadata") or {}
         self.options = task_options.parse(str(config.get("task")), self.OPTIONS, metadata, model_arguments.given())
+        check_local_tokenizer(metadata)
         super().__init__(config=config, **kwargs)
         # the options in force, the benchmark, its metric set and the data pins are part of the task's config in the
         # results (what was measured, how): the report finds the declaration from there, whatever the task's name
@@ -206,11 +209,23 @@ class SummaryTask(ConfigurableTask):
         metadata = {key: value for key, value in metadata.items() if key not in RECORDED}
         self.dataset = self.config.custom_dataset(**metadata, **(dataset_kwargs or {}))
 
+    def build_all_requests(self, *args: Any, **kwargs: Any) -> None:
+        """lm_eval's, once every task of the run is built: first the options given that no task of the run reads
+        (:func:`lm_eval_stereo.core.options.warn_unread`)."""
+        task_options.warn_unread()
+        super().build_all_requests(*args, **kwargs)
+
     def process_results(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
-        return self._shared.per_doc_values(self.item(doc, results))
+        """The item's values (:meth:`SharedSummary.per_doc_values`), and ``truncated``: 1 where the backend marked an
+        answer as that of a request that did not fit its window (:mod:`lm_eval_stereo.core.truncation`), else 0."""
+        values = self._shared.per_doc_values(self.item(doc, results))
+        values[truncation.TRUNCATED] = int(truncation.any_truncated(results))
+        return values
 
     def aggregation(self) -> dict[str, Callable[[list[Any]], Any]]:
-        return {name: self._shared.aggregation(name) for name in self._shared.metrics}
+        """Every metric's aggregation, and ``truncated``: the count of documents with a request that did not fit the
+        model's window."""
+        return {**{name: self._shared.aggregation(name) for name in self._shared.metrics}, truncation.TRUNCATED: sum}
 
     def higher_is_better(self) -> dict[str, bool | None]:
         return self._shared.metric_set.higher_is_better()

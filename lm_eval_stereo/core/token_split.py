@@ -23,6 +23,8 @@ from typing import Any
 
 from lm_eval.api.instance import Instance
 
+from lm_eval_stereo.core.truncation import Truncated, TruncatedAnswer
+
 #: (context token ids, continuation token ids) as the reference splits a text
 TokenSplit = tuple[tuple[int, ...], tuple[int, ...]]
 
@@ -38,6 +40,20 @@ class ReferenceTokensAnswer(tuple):
     """``(log-likelihood, greedy)`` of exactly the request's ``reference_tokens`` (its type is the mark)."""
 
     __slots__ = ()
+
+
+class TruncatedReferenceTokensAnswer(ReferenceTokensAnswer, Truncated):
+    """The reference's tokens scored after a context cut to the model's window (both marks)."""
+
+    __slots__ = ()
+
+
+def cut(answer: tuple[float, bool]) -> tuple[float, bool]:
+    """``answer`` marked as scored on a context cut to the model's window (:mod:`lm_eval_stereo.core.truncation`),
+    an exact split's answer keeping its own mark too."""
+    if isinstance(answer, ReferenceTokensAnswer):
+        return TruncatedReferenceTokensAnswer(answer)
+    return TruncatedAnswer(answer)
 
 
 def token_split(context: Sequence[int], continuation: Sequence[int]) -> TokenSplit:

@@ -118,19 +118,20 @@ def _detail_lines(omissions: list[Omission], warnings: list[Said]) -> list[str]:
 
 
 def _no_bias_benchmark(exports: list[RunExport]) -> str:
-    tasks = sorted({task for export in exports for task in export.run.tasks})
-    unknown = sorted(
-        {
-            f"{p.task} ({p.value})"
-            for e in exports
-            for t in e.run.tasks
-            for p in e.run.problems(t)
-            if p.field == "metric_set"
-        }
+    """The line of an export with nothing of a bias benchmark to publish: the benchmark tasks whose headlines were
+    all left out, else what the runs hold instead of one (:func:`undeclared_held`)."""
+    from lm_eval_stereo.results.declarations import undeclared_held
+
+    declared = sorted(
+        {task for e in exports for task in e.run.tasks if e.run.declaration(task) and not e.run.members(task)}
     )
-    held = f"only lm_eval's own tasks ({', '.join(tasks) or 'none'})"
-    if unknown:
-        held = f"metric sets this lm-eval-stereo does not know (a newer plugin?): {', '.join(unknown)}"
+    if declared:
+        why = "; ".join(f"{o.task}/{o.metric}: {o.reason}" for e in exports for o in e.omissions if o.metric)
+        return (
+            f"nothing of a bias benchmark to publish in these {len(exports)} run(s): every headline of "
+            f"{', '.join(declared)} was left out ({why or 'none could be read'}); nothing exported"
+        )
+    held = undeclared_held((export.run, task) for export in exports for task in export.run.tasks)
     return f"no bias benchmark of lm-eval-stereo in these {len(exports)} run(s): they hold {held}; nothing exported"
 
 

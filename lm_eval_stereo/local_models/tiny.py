@@ -71,8 +71,22 @@ def save_seeded(directory: str | Path, model_class: type, config: Any, tokenizer
     return directory
 
 
-def build_causal_lm(directory: str | Path, seed: int = 0, shape: str = "tiny") -> Path:
-    """Write a seeded GPT-2-style causal LM with a byte-level BPE tokenizer and a chat template to ``directory``."""
+#: the causal models' window (GPT-2's ``n_positions``) unless a builder is given another
+CAUSAL_WINDOW = 512
+
+
+def build_causal_lm(
+    directory: str | Path,
+    seed: int = 0,
+    shape: str = "tiny",
+    window: int = CAUSAL_WINDOW,
+    tokenizer_max_length: int | None = None,
+) -> Path:
+    """Write a seeded GPT-2-style causal LM with a byte-level BPE tokenizer and a chat template to ``directory``.
+
+    ``window``: the model's ``n_positions`` (lm_eval's ``hf`` takes it as its ``max_length``); ``tokenizer_max_length``:
+    the tokenizer's ``model_max_length`` (None: unset, as ``tokenizers`` leaves it; GPT-2's own tokenizer says 1024, its
+    window)."""
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
     directory = Path(directory)
@@ -81,9 +95,11 @@ def build_causal_lm(directory: str | Path, seed: int = 0, shape: str = "tiny") -
     raw = train_byte_level_bpe(dims["vocab_size"], [eos, "<|user|>", "<|assistant|>", "<|system|>", "<|end|>"])
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, bos_token=eos, eos_token=eos, unk_token=eos)
     tokenizer.chat_template = CHAT_TEMPLATE
+    if tokenizer_max_length is not None:
+        tokenizer.model_max_length = tokenizer_max_length
     config = GPT2Config(
         vocab_size=len(tokenizer),
-        n_positions=512,
+        n_positions=window,
         n_layer=dims["n_layer"],
         n_embd=dims["n_embd"],
         n_head=dims["n_head"],

@@ -55,7 +55,8 @@ from lm_eval.models.huggingface import HFLM
 from lm_eval.models.utils_hf import clear_torch_cache
 from tqdm import tqdm
 
-from lm_eval_stereo.core.token_split import ReferenceTokensAnswer, TokenSplit, reference_tokens_of
+from lm_eval_stereo.core import truncation
+from lm_eval_stereo.core.token_split import ReferenceTokensAnswer, TokenSplit, cut, reference_tokens_of
 from lm_eval_stereo.models.prefix_tree import Row, TokenRequest, fill_rows, pack_rows, truncate
 
 eval_logger = logging.getLogger(__name__)
@@ -84,15 +85,20 @@ def takes_boolean_logits_to_keep(model: torch.nn.Module) -> bool:
 
 class MarkingCacheHook:
     """lm_eval's cache hook during one ``loglikelihood`` call: the answers to requests whose reference tokens were
-    scored are stored as :class:`ReferenceTokensAnswer` (marked) as each is scored, so that a run resumed from a
-    killed one's ``--use_cache`` reads them as what they are."""
+    scored are stored as :class:`ReferenceTokensAnswer`, those scored on a context cut to the window as
+    :func:`~lm_eval_stereo.core.token_split.cut` (marked) as each is scored, so that a run resumed from a killed one's
+    ``--use_cache`` reads them as what they are."""
 
-    def __init__(self, hook: Any, exact_keys: set[tuple[str, str]]) -> None:
-        self._hook, self._exact_keys = hook, exact_keys
+    def __init__(
+        self, hook: Any, exact_keys: set[tuple[str, str]], cut_keys: frozenset[tuple[str, str]] = frozenset()
+    ) -> None:
+        self._hook, self._exact_keys, self._cut_keys = hook, exact_keys, cut_keys
 
     def add_partial(self, attr: str, req: Any, res: Any) -> None:
-        marked = attr == "loglikelihood" and tuple(req) in self._exact_keys
-        self._hook.add_partial(attr, req, ReferenceTokensAnswer(res) if marked else res)
+        if attr == "loglikelihood":
+            res = ReferenceTokensAnswer(res) if tuple(req) in self._exact_keys else res
+            res = cut(res) if tuple(req) in self._cut_keys else res
+        self._hook.add_partial(attr, req, res)
 
 
 def batches(rows: list[Row], batch_size: int) -> Iterator[list[Row]]:
@@ -213,16 +219,48 @@ class HFPrefixLM(HFLM):
         exact: set[int] = set()
         if override_bs is None and splits is not None and len(splits) == len(requests):
             requests, exact = self.with_reference_tokens(requests, splits)
+        if override_bs is not None:
+            return super()._loglikelihood_tokens(requests, disable_tqdm=disable_tqdm, override_bs=override_bs)
+        unfit, shortened = self.beyond_window(requests)
+        keys = {n: tuple(request[0]) for n, request in enumerate(requests) if request[0] is not None}
         hook = self.cache_hook
-        self.cache_hook = MarkingCacheHook(hook, {tuple(requests[n][0]) for n in exact if requests[n][0] is not None})
+        self.cache_hook = MarkingCacheHook(
+            hook, {keys[n] for n in exact if n in keys}, frozenset(keys[n] for n in shortened if n in keys)
+        )
+        fitting = [n for n in range(len(requests)) if n not in unfit]
         try:
-            if self.prefix_fallback_reason or override_bs is not None:
-                answers = super()._loglikelihood_tokens(requests, disable_tqdm=disable_tqdm, override_bs=override_bs)
-            else:
-                answers = self._prefix_loglikelihood(requests, disable_tqdm=disable_tqdm)
+            scorer = super()._loglikelihood_tokens if self.prefix_fallback_reason else self._prefix_loglikelihood
+            scored = scorer([requests[n] for n in fitting], disable_tqdm=disable_tqdm) if fitting else []
         finally:
             self.cache_hook = hook
-        return [ReferenceTokensAnswer(answer) if n in exact else answer for n, answer in enumerate(answers)]
+        answers: list[tuple[float, bool]] = [truncation.UNFIT] * len(requests)
+        for n, answer in zip(fitting, scored):
+            answer = ReferenceTokensAnswer(answer) if n in exact else answer
+            answers[n] = cut(answer) if n in shortened else answer
+        return answers
+
+    def beyond_window(self, requests: Sequence[EncodedRequest]) -> tuple[set[int], set[int]]:
+        """The requests longer than the model's window (``max_length``), in one warning: those whose continuation
+        alone is longer (not scored: :data:`~lm_eval_stereo.core.truncation.UNFIT`) and those scored on their context
+        cut from the left, as HFLM cuts it (:func:`~lm_eval_stereo.core.token_split.cut`); the tasks count both."""
+        unfit = {n for n, (_, _, continuation) in enumerate(requests) if len(continuation) > self.max_length}
+        shortened = {
+            n
+            for n, (_, context, continuation) in enumerate(requests)
+            if n not in unfit and len(context) + len(continuation) > self.max_length + 1
+        }
+        if unfit or shortened:
+            eval_logger.warning(
+                "hf-prefix: %d request(s) longer than the model's window of %d tokens: %d scored on their context cut "
+                "from the left, %d not scored (the continuation alone is longer); counted per task as %r: %s",
+                len(unfit) + len(shortened),
+                self.max_length,
+                len(shortened),
+                len(unfit),
+                truncation.TRUNCATED,
+                truncation.REMEDY,
+            )
+        return unfit, shortened
 
     def with_reference_tokens(
         self, requests: list[EncodedRequest], splits: Sequence[TokenSplit | None]
@@ -259,16 +297,9 @@ class HFPrefixLM(HFLM):
         return out, exact
 
     def token_requests(self, requests: Sequence[EncodedRequest]) -> list[TokenRequest]:
-        """HFLM's checks and left truncation of each (context, continuation) token pair."""
-        out = truncate([(context, continuation) for _, context, continuation in requests], self.max_length)
-        truncated = sum(len(r.window) < len(requests[r.index][1]) + r.n_scored for r in out)
-        if truncated:
-            eval_logger.warning(
-                "hf-prefix: %d request(s) longer than the model's %d tokens: contexts truncated from the left",
-                truncated,
-                self.max_length,
-            )
-        return out
+        """HFLM's checks and left truncation of each (context, continuation) token pair (those longer than the window
+        were counted before, :meth:`beyond_window`)."""
+        return truncate([(context, continuation) for _, context, continuation in requests], self.max_length)
 
     def _prefix_loglikelihood(
         self, requests: list[EncodedRequest], disable_tqdm: bool = False

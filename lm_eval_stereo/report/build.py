@@ -12,6 +12,7 @@ from lm_eval_stereo.report.comparisons import paired_comparisons
 from lm_eval_stereo.report.model import Cell, Report, Row
 from lm_eval_stereo.report.naming import model_labels
 from lm_eval_stereo.report.paired import PERMUTATIONS
+from lm_eval_stereo.results.declarations import undeclared_held
 from lm_eval_stereo.results.lm_eval_tasks import hidden_tasks
 from lm_eval_stereo.results.run import (
     Finding,
@@ -107,16 +108,8 @@ def _link_other_tasks(cells: Mapping[tuple[str, str], Cell]) -> None:
 
 
 def _no_bias_benchmark(report: Report) -> Finding:
-    """Said first when the results hold no task of the plugin: only lm_eval's own tasks (or none) are reported."""
-    held = f"only lm_eval's own tasks ({', '.join(report.tasks)})" if report.tasks else "no task at all"
-    unknown = sorted(
-        {f"{p.task} ({p.value})" for cell in report.cells.values() for p in cell.run.problems(cell.task)
-         if p.field == "metric_set"}
-    )  # fmt: skip
-    if unknown:
-        held = (
-            f"tasks whose metric sets this lm-eval-stereo does not know (written by a newer plugin, or a benchmark "
-            f"not installed here): {', '.join(unknown)}; read as lm_eval's own tasks"
-        )
+    """Said first when the results hold no task of the plugin: only lm_eval's own tasks (or none) are reported, or
+    why a plugin benchmark's tasks were read as lm_eval's own (:func:`undeclared_held`)."""
+    held = undeclared_held((cell.run, cell.task) for cell in report.cells.values())
     message = f"no bias benchmark of lm-eval-stereo in these {len(report.runs)} results file(s): they hold {held}"
     return Finding("", "", "no bias benchmark", message)

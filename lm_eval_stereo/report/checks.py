@@ -4,7 +4,7 @@ Each check reads one task's cell (groups are left to their members, which carry 
 headline hides (and, in a few words, the caveat shown next to the headlines it qualifies): outputs that could not be
 scored, tied items, NaN values, a gender detector that found too little, a fit that did not converge, a bootstrap
 CI that rests on fewer than all its resamples (the metric undefined on the others), a ``--limit`` run scored on
-part of the benchmark, or requests a served or replayed model did not answer. The checks read the declared bookkeeping counts; what a warning means for a
+part of the benchmark, requests a served or replayed model did not answer, or items longer than the model's window. The checks read the declared bookkeeping counts; what a warning means for a
 benchmark's headlines is the ``caution`` its declaration gives the count.
 """
 
@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from lm_eval_stereo.core.truncation import REMEDY, TRUNCATED
 from lm_eval_stereo.report.formatting import format_value
 from lm_eval_stereo.report.verdicts import MIN_DEFINED_SHARE, RESAMPLES, too_few_resamples
 from lm_eval_stereo.results.run import Finding, is_nan, is_number
@@ -185,6 +186,32 @@ def _unanswered_warnings(cell: Cell) -> list[Issue]:
     return [Issue("unanswered", message, f"{format_value(value)} unanswered")]
 
 
+def _truncated_warnings(cell: Cell) -> list[Issue]:
+    """Items with a request longer than the model's window (``truncated``, :mod:`lm_eval_stereo.core.truncation`):
+    scored on a context cut from the left, or not scored where the continuation alone was longer."""
+    value = cell.values.get(TRUNCATED)
+    if not is_number(value) or value <= 0:
+        return []
+    message = (
+        f"{TRUNCATED} = {format_value(value)}: items with a request longer than the model's window, scored on a "
+        f"context cut from the left or, where the continuation alone was longer, not scored; {REMEDY}"
+    )
+    return [Issue(TRUNCATED, message, f"{format_value(value)} truncated")]
+
+
+def _absent_member_warnings(cell: Cell) -> list[Issue]:
+    """A group whose ``group_subtasks`` lists tasks the results file does not hold (a RuBia group without some of its
+    domains): named, since the group is shown with its other members only."""
+    absent = [member for member in cell.run.members(cell.task) if member not in cell.run.tasks]
+    if not absent:
+        return []
+    message = (
+        f"{cell.run.path}: group {cell.task} lists {', '.join(absent)}, which the results file does not hold: the "
+        "group is shown with its other members only"
+    )
+    return [Issue("absent members", message, f"{len(absent)} member(s) absent")]
+
+
 def _recomputed_warnings(cell: Cell) -> list[Issue]:
     """One of lm_eval's own tasks that a benchmark declares, shown with lm_eval's numbers without an interval: why
     (no ``--log_samples``, an lm_eval that defines the task otherwise, a samples file that is not the run's)."""
@@ -196,18 +223,17 @@ def _recomputed_warnings(cell: Cell) -> list[Issue]:
 
 CHECKS = (
     _recomputed_warnings, _field_warnings, _share_warnings, _tie_warnings, _unscored_warnings, _resample_warnings,
-    _fit_warnings, _limit_warnings, _unanswered_warnings,
+    _fit_warnings, _limit_warnings, _unanswered_warnings, _truncated_warnings, _absent_member_warnings,
 )  # fmt: skip
 
 
 def check_cell(cell: Cell) -> list[Finding]:
-    """Every warning for one task's results (none for the plugin's groups: their members are checked; lm_eval's own
-    groups are checked as a whole, their members are not shown)."""
-    if cell.members and not cell.undeclared:
-        return []
+    """Every warning for one task's results (for the plugin's groups only the members they lack: their members are
+    checked; lm_eval's own groups are checked as a whole, their members are not shown)."""
+    checks = (_absent_member_warnings,) if cell.members and not cell.undeclared else CHECKS
     return [
         Finding(cell.row.label, cell.task, issue.kind, issue.message, issue.caveat, issue.metrics)
-        for check in CHECKS
+        for check in checks
         for issue in check(cell)
     ]
 
@@ -227,6 +253,7 @@ KIND_MEANINGS = {
     "precision": "scored in different dtypes by different models or runs: compare their numbers only at equal dtype",
     "no fit": "whose regression did not converge",
     "unanswered": "with requests a served or replayed model did not answer, scored as empty outputs",
+    TRUNCATED: "with items longer than the model's window, scored on a cut context or not scored (raise max_length)",
     "malformed field": "with values of their results file that are not what lm_eval and the plugin write: shown as "
     "unusable, no verdict rests on them",
     "unknown metric set": "whose metric set this lm-eval-stereo does not know (a newer plugin, or a benchmark not "
@@ -234,6 +261,7 @@ KIND_MEANINGS = {
     "tied runs": "with runs of one model on the same date: the stated rule picked one, the other is named",
     "runs kept apart": "",  # its message says it all: the model, what differs, the files
     "no interval": "of lm_eval's own shown with lm_eval's numbers and no 95% CI",
+    "absent members": "that is a group whose results file lacks members it lists",
 }
 
 
@@ -280,7 +308,7 @@ class WarningGroup:
 
 
 #: kinds whose warnings each say why (the details list them): the grouped line repeats a reason they all share
-SAYS_WHY = ("no interval",)
+SAYS_WHY = ("no interval", "absent members")
 
 
 def group_warnings(findings: list[Finding]) -> list[WarningGroup]:

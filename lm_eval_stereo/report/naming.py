@@ -5,7 +5,8 @@ user's ``--label PRETRAINED=NAME``), told apart where two models would share one
 
 Two local folders with the same folder name are told apart by as many parent folders as it takes
 (``a/smollm2``, ``b/smollm2``); runs of one ``pretrained`` with other arguments by the arguments that differ
-(``smollm2 (dtype=float16)``). The full ``model_args`` appear in the provenance only.
+(``smollm2 (dtype=float16)``, ``smollm2 (dtype default (float32))`` for the run that passed none). The full
+``model_args`` appear in the provenance only.
 
 Names for a person: a task as its benchmark and language ("StereoSet de"), a headline as the task and the metric's
 declared label ("StereoSet de · SS"); the task id goes with them wherever they are shown.
@@ -57,10 +58,22 @@ def _by_arguments(runs: list[Run], name: str) -> dict[str, str]:
     keys = dict.fromkeys(key for entry in entries.values() for key in entry)
     varying = [key for key in keys if len({entry.get(key) for entry in entries.values()}) > 1]
     labels = {}
+    runs_by_identity = {run.identity: run for run in runs}
     for identity, entry in entries.items():
-        differing = ", ".join(f"{key}={entry.get(key, '')}" for key in varying)
+        differing = ", ".join(_argument(runs_by_identity[identity], key, entry.get(key)) for key in varying)
         labels[identity] = f"{name} ({differing})"
     return labels
+
+
+def _argument(run: Run, key: str, value: object) -> str:
+    """``key=value``; an argument the run did not pass as its default: ``dtype default (float32)`` where lm_eval
+    recorded the dtype the weights were loaded in (``config.model_dtype``), else ``key default``."""
+    if value is not None:
+        return f"{key}={value}"
+    loaded = run.facts.get("model_dtype")
+    if key in ("dtype", "torch_dtype") and loaded:
+        return f"{key} default ({loaded.removeprefix('torch.')})"
+    return f"{key} default"
 
 
 def _shared(labels: Mapping[str, str]) -> set[str]:

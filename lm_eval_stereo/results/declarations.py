@@ -20,6 +20,7 @@ through :mod:`lm_eval_stereo.results.legacy`, the one module that guesses.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -121,6 +122,8 @@ class RecordedRun(Protocol):
 
     def note(self, problem: Problem) -> None: ...
 
+    def problems(self, task: str) -> list[Problem]: ...
+
 
 def resolve(run: RecordedRun, task: str) -> Declaration | None:
     """The declaration of ``task`` (a task or group) in ``run``; None for lm_eval's own tasks and groups. Use
@@ -165,3 +168,30 @@ def resolve(run: RecordedRun, task: str) -> Declaration | None:
 def declaration_of(run: RecordedRun, task: str) -> Declaration | None:
     """The declaration of ``task`` (a task or group) in ``run`` (:meth:`Run.declaration`)."""
     return run.declaration(task)
+
+
+def undeclared_held(found: Iterable[tuple[RecordedRun, str]]) -> str:
+    """What results whose tasks no benchmark declares hold, for the one line that says so (report, export): "only
+    lm_eval's own tasks (...)", unless some were written by a plugin benchmark and read as lm_eval's own for what
+    :func:`resolve` found: a metric set this plugin does not know, or recorded metadata it cannot build from (named
+    with the file and the field)."""
+    found = list(found)
+    unknown, malformed = {}, {}
+    for run, task in found:
+        for problem in run.problems(task):
+            if problem.field == "metric_set":
+                unknown[f"{task} ({problem.value})"] = None
+            elif problem.field.startswith(f"configs.{task}.metadata"):
+                malformed[problem.message(run.path)] = None
+    held = []
+    if unknown:
+        held.append(
+            "tasks whose metric sets this lm-eval-stereo does not know (written by a newer plugin, or a benchmark "
+            f"not installed here): {', '.join(sorted(unknown))}; read as lm_eval's own tasks"
+        )
+    if malformed:
+        held.append(f"tasks of a plugin benchmark whose recorded metadata is malformed: {'; '.join(malformed)}")
+    if held:
+        return "; ".join(held)
+    tasks = sorted({task for _, task in found})
+    return f"only lm_eval's own tasks ({', '.join(tasks)})" if tasks else "no task at all"

@@ -195,7 +195,7 @@ class Run:
             key_field = self.metadata(task).get("key_field")
             path = samples_path(self.path, task)
             if isinstance(key_field, str):
-                return read_logged(path, lambda item: item.get(key_field), repr(key_field))
+                return read_logged(path, lambda item: item.get(key_field), repr(key_field), expected=True)
             native = self.lm_eval_declared(task)
             if native is not None:
                 return read_lm_eval_logged(path, lambda samples: native.items(task, samples))

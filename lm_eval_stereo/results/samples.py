@@ -46,10 +46,13 @@ class Logged:
         return [self.items[key] for key in sorted(self.items)] if self.items else []
 
 
-def read_items(path: Path, key_of: KeyOf, key_name: str) -> tuple[Items | None, dict[str, str], list[str]]:
+def read_items(
+    path: Path, key_of: KeyOf, key_name: str, expected: bool = False
+) -> tuple[Items | None, dict[str, str], list[str]]:
     """The plugin items of a samples file by key, their logged documents (None when no line carries an item: not a
-    plugin task) and the malformed lines skipped (``path:line: why``); ``key_of`` gives an item's key, ``key_name``
-    names it. ValueError naming the first malformed line when no line gave an item."""
+    plugin task, unless ``expected``: a plugin task's file, whose lines must carry one) and the malformed lines skipped
+    (``path:line: why``); ``key_of`` gives an item's key, ``key_name`` names it. ValueError naming the first malformed
+    line when no line gave an item."""
     items: Items = {}
     documents: dict[str, str] = {}
     skipped: list[tuple[int, str]] = []
@@ -65,7 +68,10 @@ def read_items(path: Path, key_of: KeyOf, key_name: str) -> tuple[Items | None, 
         names = sample.get("metrics") if isinstance(sample, dict) else None
         item = sample.get(names[0]) if isinstance(names, list) and names and isinstance(names[0], str) else None
         if not isinstance(item, dict):
-            without_item.append((number, f"{path}:{number}: no logged item (a sample object with its metrics' item)"))
+            why = "no logged item (a sample object with its metrics' item)"
+            if item is not None:
+                why = f"the logged item under {names[0]!r} is {type(item).__name__}, not an object"
+            without_item.append((number, f"{path}:{number}: {why}"))
             continue
         key = key_of(item)
         if key is None or str(key) in items:
@@ -74,8 +80,9 @@ def read_items(path: Path, key_of: KeyOf, key_name: str) -> tuple[Items | None, 
             continue
         items[str(key)] = item
         documents[str(key)] = json.dumps(sample.get("doc"), sort_keys=True)
-    if not items and skipped:
-        raise ValueError(f"{skipped[0][1]} (and {len(skipped) - 1} more malformed lines; no item read)")
+    malformed = sorted(skipped + without_item) if expected else skipped
+    if not items and malformed:
+        raise ValueError(f"{malformed[0][1]} (and {len(malformed) - 1} more malformed lines; no item read)")
     if not items:
         return None, {}, []
     return items, documents, [why for _, why in sorted(skipped + without_item)]
@@ -103,12 +110,13 @@ def read_lm_eval_logged(path: Path, items_of: Callable[[list[dict[str, Any]]], I
     return Logged(path, True, items, documents)
 
 
-def read_logged(path: Path, key_of: KeyOf, key_name: str) -> Logged:
-    """The samples file at ``path`` read once (:class:`Logged`; an unreadable file is its ``error``, not raised)."""
+def read_logged(path: Path, key_of: KeyOf, key_name: str, expected: bool = False) -> Logged:
+    """The samples file at ``path`` read once (:class:`Logged`; an unreadable file is its ``error``, not raised;
+    ``expected``: a plugin task's file, :func:`read_items`)."""
     if not path.is_file():
         return Logged(path, False)
     try:
-        items, documents, skipped = read_items(path, key_of, key_name)
+        items, documents, skipped = read_items(path, key_of, key_name, expected)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return Logged(path, True, error=exc)
     return Logged(path, True, items, documents, skipped=tuple(skipped))

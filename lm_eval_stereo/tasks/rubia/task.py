@@ -25,6 +25,7 @@ from typing import Any
 import datasets
 from lm_eval.api.instance import Instance
 
+from lm_eval_stereo.core import truncation
 from lm_eval_stereo.core.metrics import MetricSet
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer, require_tokenizer
 from lm_eval_stereo.core.model_types import ENCODER_MODEL_TYPES
@@ -105,16 +106,18 @@ def pair_item(doc: dict[str, Any], scores: dict[str, tuple[float, float]], misma
 
 def sentence_request(tokenizer: Any, text: str, add_special_tokens: bool = False) -> Request:
     """The request scoring every token of ``text`` after its first (``add_special_tokens``: lm_eval's ``add_bos_token``
-    model argument).
+    model argument), of at most the tokenizer's ``model_max_length`` tokens, as ``lmppl.LM`` tokenises with
+    ``truncation=True`` (:func:`~lm_eval_stereo.core.reference_requests.reference_encoding`).
 
     From the reference's first scored token on (:func:`~lm_eval_stereo.core.reference_requests.request` with ``start``
     0). Where its first token ends inside a character (a byte-level tokenizer's first byte of a Cyrillic letter: the
     request would have an empty context, which lm_eval replaces by its prefix token), the context is that whole
     character instead: the strings then say another split, which ``hf-prefix`` replaces by the reference's tokens and
     other backends score as lm_eval splits it (flagged)."""
-    found = request(tokenizer, text, 0, add_special_tokens)
+    found = request(tokenizer, text, 0, add_special_tokens, truncation=True)
     if found.context or found.kept or found.reference is None:
         return found
+    text = found.continuation  # the text the reference's tokens cover (its first model_max_length tokens)
     end = tokenizer(text, return_offsets_mapping=True)["offset_mapping"][0][1]
     context, continuation = text[:end], text[end:]
     whole = tokenizer(text, add_special_tokens=add_special_tokens)["input_ids"]
@@ -167,7 +170,8 @@ class RubiaTask(SummaryTask):
             exact = scored_reference_tokens(result)
             scored = len(req.reference[1]) if exact and req.reference else req.scored
             scores[side] = perplexity(float(result[0]), scored if req.reference else 0)
-            mismatch = mismatch or not (req.kept or exact)
+            # a sentence longer than the model's window, not scored (NaN: unscored; counted as truncated)
+            mismatch = mismatch or not (req.kept or exact or truncation.unscored(result))
         return pair_item(doc, scores, mismatch)
 
     def masked_item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
