@@ -9,6 +9,10 @@
   (:func:`lm_eval_stereo.core.unanswered.add_unanswered_counts`).
 - ``--model_args api_key=...`` (or ``auth_token``, ``header``, a ``base_url`` with ``user:key@``) would reach the
   results file and every report made from it: ``simple_evaluate`` redacts them (:func:`redact_model_args`).
+- ``simple_evaluate(model="vllm", ...)`` starts a vLLM engine and never shuts it down: left to vLLM's exit handlers,
+  some finished runs abort (exit status 134, :mod:`lm_eval_stereo.hooks.vllm` says why). ``simple_evaluate`` shuts
+  down every engine it started when it returns or raises, for ``lm_eval``, ``lm-eval-stereo`` and Python callers
+  alike.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from lm_eval_stereo.core.unanswered import COUNTS_ATTRIBUTE, add_unanswered_coun
 from lm_eval_stereo.core.values import parse_model_args
 from lm_eval_stereo.hooks import wrap
 from lm_eval_stereo.hooks.api_models import check_scoring_tasks, redact_url
+from lm_eval_stereo.hooks.vllm import shut_down_engines_started_within
 
 #: ``model_args`` whose value is a credential
 SECRET_ARGS = ("auth_token", "api_key", "header")
@@ -66,11 +71,14 @@ def evaluate_wrapper(original: Any) -> Any:
 
 
 def simple_evaluate_wrapper(original: Any) -> Any:
-    """lm_eval's ``simple_evaluate`` whose results' ``model_args`` carry no credentials (:func:`redact_model_args`)."""
+    """lm_eval's ``simple_evaluate`` whose results' ``model_args`` carry no credentials (:func:`redact_model_args`),
+    and that shuts down the vLLM engines it started when it returns or raises
+    (:func:`lm_eval_stereo.hooks.vllm.shut_down_engines_started_within`)."""
 
     @functools.wraps(original)
     def simple_evaluate(*args: Any, **kwargs: Any) -> Any:
-        results = original(*args, **kwargs)
+        with shut_down_engines_started_within():
+            results = original(*args, **kwargs)
         config = results.get("config") if isinstance(results, dict) else None
         if isinstance(config, dict) and config.get("model_args"):
             config["model_args"] = redact_model_args(config["model_args"])
@@ -82,6 +90,6 @@ def simple_evaluate_wrapper(original: Any) -> Any:
 
 def install(module: ModuleType) -> None:
     """lm_eval's ``evaluate`` checks a served model before the run and counts its unanswered requests after it;
-    ``simple_evaluate`` keeps credentials out of the results."""
+    ``simple_evaluate`` keeps credentials out of the results and shuts down the vLLM engines it started."""
     wrap(module, "evaluate", evaluate_wrapper)
     wrap(module, "simple_evaluate", simple_evaluate_wrapper)
