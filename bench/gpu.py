@@ -134,23 +134,22 @@ def measure_vllm(model_path: Path, dtype: str, repetitions: int, hf_rows: list[M
     from lm_eval.models.vllm_causallms import VLLM
     from lm_eval.tasks import TaskManager
 
-    lm = VLLM(pretrained=str(model_path), dtype=dtype, batch_size="auto", gpu_memory_utilization=0.5)
+    from lm_eval_stereo.hooks.vllm import shut_down_engines_started_within
+
     manager = TaskManager(include_defaults=False, metadata={"pretrained": str(model_path)})
     tokens = {(m.dtype, m.row): m.hf_tokens for m in hf_rows if m.backend == "hf"}
     out = []
-    for row, (tasks, limit) in ROWS.items():
-        seconds = []
-        for repetition in range(repetitions + 1):
-            start = time.perf_counter()
-            lm_eval.simple_evaluate(model=lm, tasks=tasks, limit=limit, task_manager=manager, bootstrap_iters=0)
-            if repetition:
-                seconds.append(time.perf_counter() - start)
-        hf_tokens = tokens[dtype, row]
-        out.append(Measured(dtype, row, "vllm", statistics.median(seconds), hf_tokens, hf_tokens))
-    from lm_eval_stereo.hooks.vllm import shut_down_engines
-
-    shut_down_engines()  # the engine core (and its GPU memory) ends before the next dtype's starts
-    del lm
+    with shut_down_engines_started_within():  # the engine (and its GPU memory) ends before the next dtype's starts
+        lm = VLLM(pretrained=str(model_path), dtype=dtype, batch_size="auto", gpu_memory_utilization=0.5)
+        for row, (tasks, limit) in ROWS.items():
+            seconds = []
+            for repetition in range(repetitions + 1):
+                start = time.perf_counter()
+                lm_eval.simple_evaluate(model=lm, tasks=tasks, limit=limit, task_manager=manager, bootstrap_iters=0)
+                if repetition:
+                    seconds.append(time.perf_counter() - start)
+            hf_tokens = tokens[dtype, row]
+            out.append(Measured(dtype, row, "vllm", statistics.median(seconds), hf_tokens, hf_tokens))
     return out
 
 

@@ -19,16 +19,23 @@ Instruct in float32:
   ``continue_final_message``); the server killed mid-run: the run ends in one line and keeps what was answered in
   ``--use_cache``, and the resumed run sends only the missing requests and ends equal to the uninterrupted run.
 - faults: an engine that cannot start ends in one line naming it.
+- a Python caller of ``lm_eval.simple_evaluate(model="vllm", ...)`` (:mod:`vllm_python_caller`), two runs in a row:
+  each run's engine shut down when ``simple_evaluate`` returns, the script exits 0; and the hooks' changes to lm_eval,
+  the ``vllm`` backend's among them, are the ones ``docs/ARCHITECTURE.md`` lists (:mod:`lm_eval_targets`).
 
-Four engine starts in all (two in process, two servers) and one that fails before any engine process: about 7.5
-minutes of ``make test`` on the idle 2-core machine (163 s for the two in-process runs, 83 s for the server's start and
-its log-likelihood run), all of it in one xdist worker, which the suite schedules first (``conftest.LONGEST_FILES``).
+Six engine starts in all (four in process, two servers) and one that fails before any engine process. Before the
+Python caller's two, about 7.5 minutes of ``make test`` on the idle 2-core machine (163 s for the two in-process runs,
+83 s for the server's start and its log-likelihood run); the Python caller's two runs took 4.2 minutes of wall time on
+the machine shared with other work (not measured idle). All of it runs in one xdist worker, which the suite schedules
+first (``conftest.LONGEST_FILES``).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -44,6 +51,7 @@ from lm_eval_runner import (
 )
 from model_server import ModelServer
 
+from lm_eval_stereo.hooks.tasks import ONLY_PLUGIN_TASKS_ENV
 from lm_eval_stereo.tasks.lm_eval_bias.offline_tasks import write_offline_tasks
 
 VLLM_BIN = REPO / ".cache" / "vllm-venv" / "bin"
@@ -295,6 +303,39 @@ def test_an_engine_that_cannot_start_ends_in_one_line(smollm2, tmp_path):
     assert last.startswith(f"lm-eval-stereo: --model vllm: the vLLM engine could not start for pretrained={smollm2} (")
     assert "max_model_len" in last and "Traceback" not in run.stderr
     assert run.results == {}
+
+
+def test_a_python_caller_of_simple_evaluate_exits_0_over_repeated_runs(smollm2, tmp_path):
+    """A user's script calling ``lm_eval.simple_evaluate(model="vllm", ...)`` twice (:mod:`vllm_python_caller`): each
+    run's engine is shut down, and its client's threads ended, when ``simple_evaluate`` returns, not left to vLLM's
+    exit handlers; both runs give the same metrics, and the script exits 0."""
+    from vllm_python_caller import MARK
+
+    model_args = f"pretrained={smollm2},dtype=float32,max_model_len={MAX_MODEL_LEN},enforce_eager=True"
+    script = Path(__file__).with_name("vllm_python_caller.py")
+    env = {**os.environ, **ENV, ONLY_PLUGIN_TASKS_ENV: "1"}
+    proc = subprocess.run([str(VLLM_BIN / "python"), str(script), model_args, "2"], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=900)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "terminate called" not in proc.stderr + proc.stdout
+    runs = [line[len(MARK) :] for line in proc.stdout.splitlines() if line.startswith(MARK)]
+    assert len(runs) == 2 and all(json.loads(run)["threads"] == [] for run in runs), runs
+    first, second = (json.loads(run)["metrics"] for run in runs)
+    assert first["sample_len"] == 1 and json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
+
+
+def test_the_vllm_backend_s_changes_are_listed_with_their_reasons():
+    """Where vLLM is installed, every module of the start-up hook's table imports, and the hooks change exactly the
+    targets ``docs/ARCHITECTURE.md`` lists, the ``vllm`` ones with them (``test_package_shape`` checks the rest)."""
+    import lm_eval_targets
+
+    from lm_eval_stereo import _autoload
+
+    found = lm_eval_targets.run(VLLM_BIN / "python", env=ENV)
+    assert sorted(found["modules"]) == sorted(_autoload._HOOKS)
+    listed = lm_eval_targets.listed_targets((REPO / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8"))
+    assert sorted(found["targets"]) == sorted(listed)
+    assert "lm_eval.models.vllm_causallms.VLLM.__init__" in found["targets"]
 
 
 # --- served: vllm serve --------------------------------------------------------------------------------------------

@@ -14,12 +14,13 @@ run against any such server with these changes (installed by :func:`install` and
   whose last message is a prefilled assistant turn (lm_eval's ``gen_prefix``: GerBBQ+'s ``"\\nAntwort:\\n"``) is
   continued where the server can (:func:`continues_final_message`: vLLM's ``continue_final_message``), and said once
   per task with its count where it cannot;
-- the response (:func:`retrying`, :func:`parse_wrapper`, :func:`generate_wrapper`): text after a stop string is cut, as lm_eval's in-process backends cut it
-  (the OpenAI API leaves the stop string out; ``transformers serve`` returns it); a request that failed after
-  lm_eval's ``max_retries`` (HTTP error, timeout, connection refused) or whose message has no content (null, a
-  refusal, a content filter) gives an :class:`Unanswered` empty text instead of ending the run: the task scores it as
-  the empty output it is (undetermined or empty, by its own rules), lm_eval's ``--use_cache`` never stores it (a
-  resumed run asks again, :class:`lm_eval_stereo.hooks.answer_cache.AnswerCache`), and the results count it per task
+- the response (:func:`retrying`, :func:`parse_wrapper`, :func:`counting_wrapper`): text after a stop string is
+  cut, as lm_eval's in-process backends cut it (the OpenAI API leaves the stop string out; ``transformers serve``
+  returns it); a request that failed after lm_eval's ``max_retries`` (HTTP error, timeout, connection refused) or
+  whose message has no content (null, a refusal, a content filter) gives an :class:`Unanswered` empty text instead
+  of ending the run: the task scores it as the empty output it is (undetermined or empty, by its own rules),
+  lm_eval's ``--use_cache`` never stores it (a resumed run asks again,
+  :class:`lm_eval_stereo.hooks.answer_cache.AnswerCache`), and the results count it per task
   (:mod:`lm_eval_stereo.core.unanswered`, also for ``replay``'s ``null`` recordings);
 - the run (:func:`check_scoring_tasks`): a log-likelihood task on a chat-completions model, or on a completions
   endpoint that returns no prompt log-probabilities, stops before the first request with one line naming the
@@ -43,7 +44,7 @@ from urllib.parse import urlsplit
 from lm_eval_stereo.core.credentials import redact_url
 from lm_eval_stereo.core.unanswered import UNANSWERED, Unanswered, count_unanswered, served_model
 from lm_eval_stereo.core.values import parse_model_args
-from lm_eval_stereo.hooks import fail, wrap
+from lm_eval_stereo.hooks import RepeatSeeds, fail, wrap
 
 #: lm_eval 0.4.13's OpenAI-compatible backends (``lm_eval/models/openai_completions.py``)
 API_MODELS = frozenset(
@@ -99,10 +100,6 @@ def check_server(model: str | None, model_args: Any) -> None:
         fail(f"no server answers at {redact_url(base_url)} ({reason}): start it, or correct --model_args base_url")
 
 
-def _request_key(messages: Any, gen_kwargs: dict) -> str:
-    return json.dumps([messages, gen_kwargs], sort_keys=True, default=str)
-
-
 def payload_wrapper(original: Any) -> Any:
     """``_create_payload`` that sends no empty ``stop`` and gives the k-th identical sampled request ``seed + k``."""
 
@@ -111,10 +108,8 @@ def payload_wrapper(original: Any) -> Any:
         generate = kwargs.get("generate", args[0] if args else False)
         gen_kwargs = dict(kwargs.get("gen_kwargs") or {})
         if generate and gen_kwargs.get("do_sample"):
-            seen = self.__dict__.setdefault("_lm_eval_stereo_seen", Counter())
-            key = _request_key(messages, gen_kwargs)
-            kwargs["seed"] = int(kwargs.get("seed", self._seed)) + seen[key]
-            seen[key] += 1
+            seeds = self.__dict__.setdefault("_lm_eval_stereo_seeds", RepeatSeeds())
+            kwargs["seed"] = seeds.next_seed(int(kwargs.get("seed", self._seed)), messages, gen_kwargs)
         payload = original(self, messages, *args, **kwargs)
         if generate and isinstance(payload, dict) and ends_in_assistant_turn(payload.get("messages")):
             if continues_final_message(self):
@@ -284,8 +279,9 @@ def parse_wrapper(original: Any) -> Any:
     return parse_generations
 
 
-def generate_wrapper(original: Any) -> Any:
-    """``generate_until`` that counts, per task, the requests that gave no text."""
+def counting_wrapper(original: Any) -> Any:
+    """``TemplateAPI.generate_until`` that counts, per task, the requests that gave no text, and says once per task
+    how many prompts end in a prefilled assistant turn the server cannot continue."""
 
     @functools.wraps(original)
     def generate_until(self: Any, requests: list, *args: Any, **kwargs: Any) -> list:
@@ -312,7 +308,8 @@ def generate_wrapper(original: Any) -> Any:
 
 
 def placeholder(value: str) -> Unanswered:
-    """lm_eval's text for a request with no answer (``LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER``), as :class:`Unanswered`."""
+    """lm_eval's text for a request with no answer (``LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER``), as
+    :class:`Unanswered`."""
     return Unanswered(value)
 
 
@@ -380,16 +377,21 @@ def install(module: ModuleType) -> None:
         module.LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER = placeholder(module.LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER)
     wrap(cls, "model_call", lambda original: retrying(original, asynchronous=False))
     wrap(cls, "amodel_call", lambda original: retrying(original, asynchronous=True))
-    wrap(cls, "generate_until", generate_wrapper)
+    wrap(cls, "generate_until", counting_wrapper)
     wrap(cls, "_loglikelihood_tokens", scoring_wrapper)
 
 
+#: the classes of ``openai_completions`` that build their own request (``local-completions``,
+#: ``local-chat-completions``, ``openai-chat-completions``; the others inherit one of these)
+PAYLOAD_CLASSES = ("LocalCompletionsAPI", "LocalChatCompletion", "OpenAIChatCompletion")
+#: the classes of ``openai_completions`` that read their own answers
+PARSING_CLASSES = ("LocalCompletionsAPI", "LocalChatCompletion")
+
+
 def install_openai_completions(module: ModuleType) -> None:
-    """Every class of lm_eval's ``openai_completions`` that builds requests or reads answers: no empty ``stop``, a
-    seed per repeat, the text cut at the stop strings."""
-    wrappers = {"_create_payload": payload_wrapper, "parse_generations": parse_wrapper}
-    for value in list(vars(module).values()):
-        if isinstance(value, type):
-            for name, wrapper in wrappers.items():
-                if name in vars(value):
-                    wrap(value, name, wrapper)
+    """lm_eval's OpenAI-compatible backends: no empty ``stop``, a seed per repeat, a prefill continued where the server
+    can (:data:`PAYLOAD_CLASSES`), the text cut at the stop strings (:data:`PARSING_CLASSES`)."""
+    for name in PAYLOAD_CLASSES:
+        wrap(getattr(module, name), "_create_payload", payload_wrapper)
+    for name in PARSING_CLASSES:
+        wrap(getattr(module, name), "parse_generations", parse_wrapper)

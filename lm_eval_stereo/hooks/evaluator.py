@@ -13,6 +13,10 @@
 - ``--model_args api_key=...`` (or ``auth_token``, ``token``, ``header``, a ``base_url`` with ``user:key@`` or a
   key in its query) would reach ``config.model_args`` and every ``configs.<task>.metadata`` of the results file, and
   every report made from it: ``simple_evaluate`` redacts them (:mod:`lm_eval_stereo.core.credentials`).
+- ``simple_evaluate(model="vllm", ...)`` starts a vLLM engine and never shuts it down: left to vLLM's exit handlers,
+  some finished runs abort (exit status 134, :mod:`lm_eval_stereo.hooks.vllm` says why). ``simple_evaluate`` shuts
+  down every engine it started when it returns or raises, for ``lm_eval``, ``lm-eval-stereo`` and Python callers
+  alike.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from lm_eval_stereo.core.credentials import redact_mapping, redact_model_args
 from lm_eval_stereo.core.unanswered import COUNTS_ATTRIBUTE, add_unanswered_counts, counting_model
 from lm_eval_stereo.hooks import wrap
 from lm_eval_stereo.hooks.api_models import check_scoring_tasks
+from lm_eval_stereo.hooks.vllm import shut_down_engines_started_within
 
 
 def evaluate_wrapper(original: Any) -> Any:
@@ -54,7 +59,8 @@ def simple_evaluate_wrapper(original: Any) -> Any:
     """lm_eval's ``simple_evaluate`` that tells the tasks it builds which keys of their metadata are the model
     arguments the caller passed (:func:`lm_eval_stereo.core.model_arguments.passing`), and whose results carry no
     credentials: neither in ``config.model_args`` nor in any task's ``configs.<task>.metadata``, where lm_eval copies
-    the model arguments (:mod:`lm_eval_stereo.core.credentials`)."""
+    the model arguments (:mod:`lm_eval_stereo.core.credentials`); it shuts down the vLLM engines it started when it returns or raises
+    (:func:`lm_eval_stereo.hooks.vllm.shut_down_engines_started_within`)."""
     import inspect
 
     parameters = inspect.signature(original)
@@ -62,7 +68,7 @@ def simple_evaluate_wrapper(original: Any) -> Any:
     @functools.wraps(original)
     def simple_evaluate(*args: Any, **kwargs: Any) -> Any:
         given = parameters.bind_partial(*args, **kwargs).arguments.get("model_args")
-        with model_arguments.passing(given):
+        with model_arguments.passing(given), shut_down_engines_started_within():
             results = original(*args, **kwargs)
         if not isinstance(results, dict):
             return results
@@ -80,6 +86,6 @@ def simple_evaluate_wrapper(original: Any) -> Any:
 
 def install(module: ModuleType) -> None:
     """lm_eval's ``evaluate`` checks a served model before the run and counts its unanswered requests after it;
-    ``simple_evaluate`` keeps credentials out of the results."""
+    ``simple_evaluate`` keeps credentials out of the results and shuts down the vLLM engines it started."""
     wrap(module, "evaluate", evaluate_wrapper)
     wrap(module, "simple_evaluate", simple_evaluate_wrapper)
