@@ -129,6 +129,9 @@ class SummaryTask(ConfigurableTask):
     LANGUAGE: ClassVar[str | None] = None
     #: the optional extra of lm-eval-stereo its scoring needs (a language tool), checked before anything is loaded
     EXTRA: ClassVar[Extra | None] = None
+    #: whether it scores an encoder-decoder model's targets (mT5: ``--model hf --model_args backend=seq2seq``), not a
+    #: causal LM's continuations (``scripts/run_real_models.py`` runs the causal log-likelihood tasks)
+    SEQ2SEQ: ClassVar[bool] = False
 
     def __init__(self, config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         config = {key: value for key, value in (config or {}).items() if key != "class"}

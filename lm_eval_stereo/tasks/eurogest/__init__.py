@@ -22,4 +22,5 @@ BENCHMARK = Benchmark(
     ),
     languages=tuple(data.LANGUAGES),
     demo_tasks={"tiny": ("eurogest",), "scoring_more": ("eurogest_de",)},
+    leaderboard={"stereo_leaderboard": ("eurogest",)},
 )

@@ -64,4 +64,8 @@ BENCHMARK = Benchmark(
         "scoring": ("gerbbq_mc",),
         "generation": ("gerbbq_amb", "sexist_statements_de_once"),
     },
+    leaderboard={
+        "stereo_leaderboard": ("gerbbq_mc",),
+        "stereo_leaderboard_chat": ("gerbbq", "sexist_statements_de", "stereo_persona_de", "neutral_persona_de"),
+    },
 )

@@ -28,4 +28,5 @@ BENCHMARK = Benchmark(
     ),
     languages=("en", *data.LANGUAGES),
     demo_tasks={"tiny": ("gest", "gest_mt"), "scoring": ("gest_en",), "generation": ("gest_mt_cs",)},
+    leaderboard={"stereo_leaderboard": ("gest",), "stereo_leaderboard_chat": ("gest_mt",)},
 )

@@ -25,4 +25,5 @@ BENCHMARK = Benchmark(
     ),
     languages=("ko",),
     demo_tasks={"tiny": ("kobbq", "kobbq_gen"), "scoring": ("kobbq",), "generation": ("kobbq_gen",)},
+    leaderboard={"stereo_leaderboard": ("kobbq",), "stereo_leaderboard_chat": ("kobbq_gen",)},
 )

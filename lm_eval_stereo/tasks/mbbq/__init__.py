@@ -25,4 +25,8 @@ BENCHMARK = Benchmark(
     ),
     languages=tuple(data.LANGUAGES),
     demo_tasks={"tiny": ("mbbq", "mbbq_control"), "scoring": ("mbbq_en", "mbbq_control_en")},
+    leaderboard={
+        "stereo_leaderboard": ("mbbq", "mbbq_control"),
+        "stereo_leaderboard_chat": ("mbbq_gen", "mbbq_gen_control"),
+    },
 )

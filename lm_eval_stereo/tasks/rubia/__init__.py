@@ -23,4 +23,5 @@ BENCHMARK = Benchmark(
     ),
     languages=("ru",),
     demo_tasks={"tiny": ("rubia",)},
+    leaderboard={"stereo_leaderboard": ("rubia",)},
 )

@@ -22,4 +22,5 @@ BENCHMARK = Benchmark(
     ),
     languages=tuple(data.LANGUAGES),
     demo_tasks={"tiny": ("s_jsd_ext",), "scoring": ("s_jsd_en",)},
+    leaderboard={"stereo_leaderboard": ("s_jsd",)},
 )

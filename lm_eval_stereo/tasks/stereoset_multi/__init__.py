@@ -15,4 +15,5 @@ BENCHMARK = Benchmark(
     figures=(FigureSpec(figure.lms_ss_figure, "stereoset.png", "StereoSet: LMS vs SS", ("stereoset_multi.scores",)),),
     languages=data.LANGUAGES,
     demo_tasks={"tiny": ("stereoset_multi",), "scoring": ("stereoset_multi",)},
+    leaderboard={"stereo_leaderboard": ("stereoset_multi",)},
 )

@@ -60,6 +60,7 @@ class LeakageSeq2SeqTask(LeakageTask):
     """One ``loglikelihood`` request for the prior word and one per group; ILPS = log-likelihood / label tokens."""
 
     SCORE_KIND = "seq2seq"
+    SEQ2SEQ = True
 
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
         kwargs.pop("apply_chat_template", None)
