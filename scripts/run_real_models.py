@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 
-
 def loglikelihood_tasks() -> list[str]:
     """Every task a causal LM scores by log-likelihood (the masked-LM, seq2seq and generative variants are other
     tasks), per registered benchmark in registration order, from its task YAMLs (``readme_tables.catalogue``)."""
