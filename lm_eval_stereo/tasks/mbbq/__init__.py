@@ -3,7 +3,7 @@ set; the benchmark's declaration (see README.md)."""
 
 from lm_eval_stereo.core.figures import FigureSpec
 from lm_eval_stereo.core.registry import Benchmark, same_for_every_task
-from lm_eval_stereo.tasks.mbbq import data, figure, metrics, options
+from lm_eval_stereo.tasks.mbbq import data, figure, findings, metrics, options
 from lm_eval_stereo.tasks.mbbq.sources import MBBQ
 
 BENCHMARK = Benchmark(
@@ -29,4 +29,5 @@ BENCHMARK = Benchmark(
         "stereo_leaderboard": ("mbbq", "mbbq_control"),
         "stereo_leaderboard_chat": ("mbbq_gen", "mbbq_gen_control"),
     },
+    findings=findings.findings,
 )
