@@ -1,5 +1,5 @@
 """The docs' generated tables: the README's benchmarks and citations, docs/REPORT.md's benchmarks and their headline
-metrics, from the registry (each benchmark's declaration, its metric sets, its task YAMLs, its pinned sources).
+metrics and the order of the report's sections (``lm_eval_stereo/report/sections.py``), from the registry (each benchmark's declaration, its metric sets, its task YAMLs, its pinned sources).
 ``python scripts/readme_tables.py`` rewrites them between their markers; ``--check`` exits 1, naming the page and the
 table, when one is stale (``tests/test_readme_tables.py``).
 
@@ -27,6 +27,7 @@ from lm_eval_stereo.core import registry
 from lm_eval_stereo.core.masked_requests import MaskedLMTask
 from lm_eval_stereo.core.metrics import Metric
 from lm_eval_stereo.core.upstream import Source
+from lm_eval_stereo.report.sections import in_order
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
@@ -216,7 +217,7 @@ def citations() -> str:
 #: the README's generated tables by marker name
 TABLES = {"benchmarks": benchmark_table, "citations": citations}
 #: docs/REPORT.md's generated tables by marker name
-REPORT_TABLES = {"benchmarks": report_benchmark_table}
+REPORT_TABLES = {"sections": in_order, "benchmarks": report_benchmark_table}
 #: every page with generated tables, and its tables
 PAGES = {README: TABLES, REPORT: REPORT_TABLES}
 
