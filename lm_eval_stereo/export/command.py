@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from lm_eval_stereo.export.collect import RunExport
     from lm_eval_stereo.export.headlines import Omission
     from lm_eval_stereo.export.identity import ModelIdentity
-    from lm_eval_stereo.results.run import Run
+    from lm_eval_stereo.results.selection import RunSelection
 
 #: EEE's ``evaluator_relationship``: the evaluator's relation to the model's developer
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
@@ -76,13 +76,10 @@ class Said:
     why: str
 
 
-def _warnings(runs: list[Run], exports: list[RunExport], all_runs: bool) -> list[Said]:
-    """The files skipped, runs tied or kept apart, and each field of a results file the reader could not use (once
-    per run: :mod:`lm_eval_stereo.results.fields`)."""
-    from lm_eval_stereo.results.run import kept_apart, tied_runs
-
-    found = [] if all_runs else kept_apart(runs) + tied_runs(runs)
-    said = [Said(finding.kind, finding.message.partition(": ")[0], finding.message) for finding in found]
+def _warnings(selection: RunSelection, exports: list[RunExport]) -> list[Said]:
+    """The runs tied or kept apart, and each field of a results file the reader could not use (once per run:
+    :mod:`lm_eval_stereo.results.fields`)."""
+    said = [Said(finding.kind, finding.message.partition(": ")[0], finding.message) for finding in selection.warnings]
     for export in exports:
         problems = {p.message(export.run.path): p for task in export.run.tasks for p in export.run.problems(task)}
         for message, problem in problems.items():  # a file's own problems are every task's: said once
@@ -172,16 +169,18 @@ def main(argv: list[str]) -> int:
     from lm_eval_stereo.export.headlines import Omission
     from lm_eval_stereo.export.model_card import table
     from lm_eval_stereo.export.write import write_run
-    from lm_eval_stereo.results.run import ReportError, load_runs, newest_runs
+    from lm_eval_stereo.results.run import ReportError, load_runs
+    from lm_eval_stereo.results.selection import select_runs
 
     try:
         runs, skipped = load_runs(args.paths)
     except ReportError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
-    exports = [collect(run, tasks) for run, tasks in newest_runs(runs, args.all_runs)]
+    selection = select_runs(runs, args.all_runs)
+    exports = [collect(run, tasks) for run, tasks in selection.chosen]
     warnings = [Said(f.kind, f.message.partition(": ")[0], f.message) for f in skipped]
-    warnings += _warnings(runs, exports, args.all_runs)
+    warnings += _warnings(selection, exports)
     if not any(export.has_plugin_task for export in exports):
         for warning in warnings:
             print(f"{PROG}: warning: {warning.why}", file=sys.stderr)
