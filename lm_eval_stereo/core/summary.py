@@ -110,6 +110,16 @@ def _named_language(dataset_kwargs: Mapping[str, Any] | None) -> str | None:
     return None
 
 
+#: lm_eval's ``construct_requests`` keywords that an ``Instance`` does not take: the chat template to format with
+CHAT_TEMPLATE_KEYWORDS = ("apply_chat_template", "chat_template")
+
+
+def instance_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """lm_eval's ``construct_requests`` keywords for the ``Instance`` s a plugin task builds: its chat-template ones
+    dropped (the plugin's requests are scored as they are written, never formatted with a chat template)."""
+    return {key: value for key, value in kwargs.items() if key not in CHAT_TEMPLATE_KEYWORDS}
+
+
 class SummaryTask(ConfigurableTask):
     """A YAML task (minus ``class``) whose metrics are the :class:`MetricSet` of :meth:`metric_set`.
 

@@ -28,8 +28,8 @@ from lm_eval.api.instance import Instance
 from lm_eval_stereo._autoload import ENCODER_MODEL_TYPES
 from lm_eval_stereo.core.metrics import MetricSet
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer, require_tokenizer
-from lm_eval_stereo.core.reference_requests import Request, instances, request
-from lm_eval_stereo.core.summary import SummaryTask
+from lm_eval_stereo.core.reference_requests import Request, instances, lm_eval_encoding, request
+from lm_eval_stereo.core.summary import SummaryTask, instance_kwargs
 from lm_eval_stereo.core.token_split import scored_reference_tokens
 from lm_eval_stereo.core.values import flag
 from lm_eval_stereo.tasks.rubia.data import domain_rows, domain_task_types
@@ -113,13 +113,12 @@ def sentence_request(tokenizer: Any, text: str, add_special_tokens: bool = False
     character instead: the strings then say another split, which ``hf-prefix`` replaces by the reference's tokens and
     other backends score as lm_eval splits it (flagged)."""
     found = request(tokenizer, text, 0, add_special_tokens)
-    if found.context or found.kept or found.reference is None:
+    if found.context or found.split_kept or found.reference is None:
         return found
     end = tokenizer(text, return_offsets_mapping=True)["offset_mapping"][0][1]
     context, continuation = text[:end], text[end:]
-    whole = tokenizer(text, add_special_tokens=add_special_tokens)["input_ids"]
-    head = tokenizer(context, add_special_tokens=add_special_tokens)["input_ids"]
-    return Request(context, continuation, len(whole) - len(head), False, found.reference)
+    encoding = lm_eval_encoding(tokenizer, context, continuation, add_special_tokens)
+    return Request(context, continuation, len(encoding.whole) - len(encoding.context), False, found.reference)
 
 
 class RubiaTask(SummaryTask):
@@ -150,8 +149,7 @@ class RubiaTask(SummaryTask):
     def construct_requests(self, doc: dict[str, Any], ctx: str, **kwargs: Any) -> list[Instance]:
         if not self.masked():
             return instances(doc, self.requests(doc), **kwargs)
-        kwargs.pop("apply_chat_template", None)
-        kwargs.pop("chat_template", None)
+        kwargs = instance_kwargs(kwargs)
         return [
             Instance(request_type="loglikelihood", doc=doc, arguments=("", doc[side]), idx=i, **kwargs)
             for i, side in enumerate(SIDES)
@@ -167,7 +165,7 @@ class RubiaTask(SummaryTask):
             exact = scored_reference_tokens(result)
             scored = len(req.reference[1]) if exact and req.reference else req.scored
             scores[side] = perplexity(float(result[0]), scored if req.reference else 0)
-            mismatch = mismatch or not (req.kept or exact)
+            mismatch = mismatch or not (req.split_kept or exact)
         return pair_item(doc, scores, mismatch)
 
     def masked_item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
