@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 from lm_eval_stereo.cli_args import Parser, input_path, output_folder
 
 if TYPE_CHECKING:
+    import argparse
+
     from lm_eval_stereo.export.collect import RunExport
     from lm_eval_stereo.export.headlines import Omission
     from lm_eval_stereo.export.identity import ModelIdentity
@@ -153,12 +155,63 @@ def _identities(exports: list[RunExport], entries: list[str], availability: str)
     return [identify(export.run, plain, by_pretrained, availability=availability) for export in exports]
 
 
+def _publish(
+    exports: list[RunExport], args: argparse.Namespace, parser: Parser, plain: str | None, by_pretrained: dict
+) -> list[Omission]:
+    """The model-card tables printed, or each run's Every Eval Ever files written (their paths printed); what was
+    not published of them."""
+    from lm_eval_stereo.export.headlines import Omission
+    from lm_eval_stereo.export.identity import IdentityError, display_name
+    from lm_eval_stereo.export.model_card import table
+    from lm_eval_stereo.export.write import write_run
+
+    if args.format == "model-card":
+        names = [display_name(export.run, plain, by_pretrained) for export in exports]
+        print("\n\n".join(table(export, name) for export, name in zip(exports, names) if export.has_plugin_task))
+        return []
+    try:
+        identities = _identities(exports, args.model_id, args.availability)
+    except IdentityError as exc:
+        parser.fail("--model-id", str(exc))
+    omissions = []
+    for export, identity in zip(exports, identities):
+        if not export.headlines:
+            why = "no record: nothing of the run to publish (its tasks are counted)"
+            omissions.append(Omission(export.run.path.name, "", why, "nothing to publish"))
+            continue
+        try:
+            written, omitted = write_run(
+                export, args.output, identity, relationship=args.relationship, organization=args.organization
+            )
+        except OSError as exc:
+            parser.fail("--output", f"{args.output}: cannot be written ({exc.strerror or exc})")
+        omissions += omitted
+        for path in written:
+            print(path)
+    return omissions
+
+
+def _summary(exports: list[RunExport], omissions: list[Omission], warnings: list[Said], details: bool) -> list[str]:
+    """What the export says when it is done: runs and results published, then its omissions and warnings grouped by
+    kind (each with its reason under ``--details``)."""
+    results = sum(len(export.headlines) for export in exports)
+    summary = f"{PROG}: {len(exports)} run(s), {results} result(s) published"
+    if omissions or warnings:
+        summary += f"; {len(omissions)} not published in full, {len(warnings)} warning(s):"
+    lines = [summary, *grouped_lines(omissions, warnings)]
+    if details:
+        lines += [f"{PROG}: every omission and warning:", *_detail_lines(omissions, warnings)]
+    elif omissions or warnings:
+        lines.append(f"{PROG}: each with its reason: --details")
+    return lines
+
+
 def main(argv: list[str]) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.format == "eee" and args.output is None:
         parser.error("argument --output: --format eee needs --output DIR")
-    from lm_eval_stereo.export.identity import IdentityError, display_name, parse_model_ids
+    from lm_eval_stereo.export.identity import IdentityError, parse_model_ids
 
     try:  # a --model-id that is no hub id ends the command before any run is read
         plain, by_pretrained = parse_model_ids(args.model_id)
@@ -166,9 +219,6 @@ def main(argv: list[str]) -> int:
         parser.fail("--model-id", str(exc))
     # imported once the arguments are known to be good: the declarations import every benchmark (and torch)
     from lm_eval_stereo.export.collect import collect
-    from lm_eval_stereo.export.headlines import Omission
-    from lm_eval_stereo.export.model_card import table
-    from lm_eval_stereo.export.write import write_run
     from lm_eval_stereo.results.run import ReportError, load_runs
     from lm_eval_stereo.results.selection import select_runs
 
@@ -187,36 +237,6 @@ def main(argv: list[str]) -> int:
         print(f"{PROG}: error: {_no_bias_benchmark(exports)}", file=sys.stderr)
         return 2
     omissions = [omission for export in exports for omission in export.omissions]
-    if args.format == "model-card":
-        names = [display_name(export.run, plain, by_pretrained) for export in exports]
-        print("\n\n".join(table(export, name) for export, name in zip(exports, names) if export.has_plugin_task))
-    else:
-        try:
-            identities = _identities(exports, args.model_id, args.availability)
-        except IdentityError as exc:
-            parser.fail("--model-id", str(exc))
-        for export, identity in zip(exports, identities):
-            if not export.headlines:
-                why = "no record: nothing of the run to publish (its tasks are counted)"
-                omissions.append(Omission(export.run.path.name, "", why, "nothing to publish"))
-                continue
-            try:
-                written, omitted = write_run(
-                    export, args.output, identity, relationship=args.relationship, organization=args.organization
-                )
-            except OSError as exc:
-                parser.fail("--output", f"{args.output}: cannot be written ({exc.strerror or exc})")
-            omissions += omitted
-            for path in written:
-                print(path)
-    results = sum(len(export.headlines) for export in exports)
-    summary = f"{PROG}: {len(exports)} run(s), {results} result(s) published"
-    if omissions or warnings:
-        summary += f"; {len(omissions)} not published in full, {len(warnings)} warning(s):"
-    lines = [summary, *grouped_lines(omissions, warnings)]
-    if args.details:
-        lines += [f"{PROG}: every omission and warning:", *_detail_lines(omissions, warnings)]
-    elif omissions or warnings:
-        lines.append(f"{PROG}: each with its reason: --details")
-    print("\n".join(lines), file=sys.stderr)
+    omissions += _publish(exports, args, parser, plain, by_pretrained)
+    print("\n".join(_summary(exports, omissions, warnings, args.details)), file=sys.stderr)
     return 0

@@ -111,7 +111,7 @@ class Run:
         self.metrics(task)
         self.document_counts(task)
         self.version(task), self.n_shot(task), self.higher_is_better(task)
-        _ = self.date, self.model, self.model_args, self.limit, self.lm_eval_version, self.facts
+        _ = self.date, self.model, self.model_args, self.limit, self.lm_eval_version, self.number_facts
         self._once("configs", "", self._configs)
         return [problem for problem in self._problems if problem.task in (task, "")]
 
@@ -272,7 +272,7 @@ class Run:
         return args
 
     @property
-    def facts(self) -> dict[str, str]:
+    def number_facts(self) -> dict[str, str]:
         """The recorded facts of :data:`NUMBER_FACTS` the file holds (by lm_eval's key: ``model_dtype``, ...), as text;
         one of another kind is a :class:`Problem` and left out."""
         found = {}

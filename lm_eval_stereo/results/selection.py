@@ -68,7 +68,7 @@ def _fact_text(value: str) -> str:
 
 
 def setting_keys(runs: list[Run], offered: dict[int, list[str]]) -> SettingKeys:
-    """Per run (by ``id``) its model (:attr:`Run.identity`) and the recorded facts (:attr:`Run.facts`) that tell it
+    """Per run (by ``id``) its model (:attr:`Run.identity`) and the recorded facts (:attr:`Run.number_facts`) that tell it
     apart from the other runs of its model: those on which two runs of the model that offer the same task
     (``offered``, by run ``id``) differ (a float32 and a bfloat16 run, another chat template, ``hf`` and
     ``hf-prefix``), as ``model_dtype=torch.bfloat16`` (empty where none differ). The report and the export keep such
@@ -81,11 +81,11 @@ def setting_keys(runs: list[Run], offered: dict[int, list[str]]) -> SettingKeys:
     for identity, group in by_identity.items():
         differing: set[str] = set()
         for task in {task for run in group for task in offered[id(run)]}:
-            holders = [run.facts for run in group if task in offered[id(run)]]
+            holders = [run.number_facts for run in group if task in offered[id(run)]]
             names = {name for facts in holders for name in facts}
             differing |= {name for name in names if len({facts[name] for facts in holders if name in facts}) > 1}
         for run in group:
-            facts = run.facts
+            facts = run.number_facts
             apart = ", ".join(f"{name}={_fact_text(facts.get(name, '?'))}" for name in sorted(differing))
             keys[id(run)] = (identity, apart)
     return keys

@@ -139,16 +139,21 @@ class RubiaTask(SummaryTask):
     def facts(self) -> dict[str, Any]:
         return {"domain": self.domain(), "protocol": "masked" if self.masked() else "causal"}
 
-    def requests(self, doc: dict[str, Any]) -> tuple[Request, Request]:
-        """The pro-trope and the anti-trope sentence's causal request, split with the evaluated model's tokenizer."""
-        metadata = self.config.metadata or {}
-        tokenizer = load_tokenizer(metadata)
-        add_bos = flag(metadata.get("add_bos_token") or False, "add_bos_token")
-        return sentence_request(tokenizer, doc["pro"], add_bos), sentence_request(tokenizer, doc["anti"], add_bos)
+    def reference_requests(self, doc: dict[str, Any]) -> tuple[Request, Request]:
+        """The pro-trope and the anti-trope sentence's causal request (:class:`Request`, with the reference's token
+        split), split with the evaluated model's tokenizer: built once per pair, for its lm_eval instances and again
+        for its item."""
+        built: dict[str, tuple[Request, Request]] = self.__dict__.setdefault("_reference_requests", {})
+        if doc["id"] not in built:
+            metadata = self.config.metadata or {}
+            tokenizer = load_tokenizer(metadata)
+            add_bos = flag(metadata.get("add_bos_token") or False, "add_bos_token")
+            built[doc["id"]] = tuple(sentence_request(tokenizer, doc[side], add_bos) for side in SIDES)
+        return built[doc["id"]]
 
     def construct_requests(self, doc: dict[str, Any], ctx: str, **kwargs: Any) -> list[Instance]:
         if not self.masked():
-            return instances(doc, self.requests(doc), **kwargs)
+            return instances(doc, self.reference_requests(doc), **kwargs)
         kwargs = instance_kwargs(kwargs)
         return [
             Instance(request_type="loglikelihood", doc=doc, arguments=("", doc[side]), idx=i, **kwargs)
@@ -161,7 +166,7 @@ class RubiaTask(SummaryTask):
     def causal_item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
         """Every token after the first, the reference's tokens where the backend scored them."""
         scores, mismatch = {}, False
-        for side, req, result in zip(SIDES, self.requests(doc), results, strict=True):
+        for side, req, result in zip(SIDES, self.reference_requests(doc), results, strict=True):
             exact = scored_reference_tokens(result)
             scored = len(req.reference[1]) if exact and req.reference else req.scored
             scores[side] = perplexity(float(result[0]), scored if req.reference else 0)
