@@ -104,7 +104,7 @@ def test_hf_prefix_scores_every_sentence_as_lmppl(prefix_run, lmppl, padded_copy
             assert (item["domain"], item["task_type"]) == (pair["domain"], pair["task_type"])
             for side in ("pro", "anti"):
                 text = pair[side]
-                strings_cannot += not sentence_request(tokenizer, text).kept
+                strings_cannot += not sentence_request(tokenizer, text).split_kept
                 reference = math.log(scorer.get_perplexity([text])[0])
                 assert item[f"nll_{side}"] == pytest.approx(reference, abs=TOL), (domain, item["id"], side)
                 assert item[f"nll_{side}"] == pytest.approx(causal_nll(model, tokenizer, text), abs=TOL)
@@ -121,7 +121,7 @@ def test_hf_scores_what_strings_can_say_and_flags_the_rest(hf_run, prefix_run, t
         flagged = 0
         for item in _items(hf_run, task):
             pair = pairs[item["id"]]
-            kept = all(sentence_request(tokenizer, pair[side]).kept for side in ("pro", "anti"))
+            kept = all(sentence_request(tokenizer, pair[side]).split_kept for side in ("pro", "anti"))
             assert item["boundary_mismatch"] == (not kept)
             flagged += not kept
             if kept:
@@ -175,7 +175,7 @@ def test_smollm2s_tokenizer_splits_most_first_letters(smollm2):
     the reference's tokens (the first Cyrillic letter split into two byte tokens); ``hf-prefix`` scores them all."""
     tokenizer = AutoTokenizer.from_pretrained(smollm2)
     sentences = [row[side] for row in data.load_rows() for side in ("pro", "anti")]
-    off = [text for text in sentences if not sentence_request(tokenizer, text).kept]
+    off = [text for text in sentences if not sentence_request(tokenizer, text).split_kept]
     assert (len(off), len(sentences)) == (3352, 4442)
     assert all(sentence_request(tokenizer, text).reference for text in sentences)
     first = tokenizer("Готовить", return_offsets_mapping=True)["offset_mapping"][:2]
@@ -234,5 +234,5 @@ def test_a_tokenizer_that_adds_a_bos_gets_it_as_lm_evals_prefix_token(tiny_causa
         ids = tokenizer(text)["input_ids"]
         assert ids[0] == tokenizer.bos_token_id and ids[1:] == tokenizer(text, add_special_tokens=False)["input_ids"]
         request = sentence_request(tokenizer, text)
-        assert (request.context, request.kept, request.reference) == ("", True, ((ids[0],), tuple(ids[1:])))
-        assert not sentence_request(tokenizer, text, add_special_tokens=True).kept
+        assert (request.context, request.split_kept, request.reference) == ("", True, ((ids[0],), tuple(ids[1:])))
+        assert not sentence_request(tokenizer, text, add_special_tokens=True).split_kept
