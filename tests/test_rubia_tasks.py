@@ -11,7 +11,7 @@ import pytest
 import torch
 from fixtures_mlm import tiny_bert  # noqa: F401  (session fixture)
 from lm_eval_runner import LmEvalRun, run_lm_eval
-from rubia_reference import causal_nll, causal_scorer, import_lmppl, masked_nll
+from rubia_reference import causal_nll, causal_scorer, import_lmppl, masked_nll, padded_with_eos
 from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
 from lm_eval_stereo.tasks.rubia import data
@@ -40,12 +40,7 @@ def tiny(tiny_causal):
 @pytest.fixture(scope="module")
 def padded_copy(tiny_causal, tmp_path_factory) -> Path:
     """The tiny model with a pad token (its EOS, which no RuBia sentence holds): ``lmppl.LM`` adds no ``<<PAD>>``."""
-    folder = tmp_path_factory.mktemp("tiny_padded")
-    AutoModelForCausalLM.from_pretrained(tiny_causal).save_pretrained(folder)
-    tokenizer = AutoTokenizer.from_pretrained(tiny_causal)
-    tokenizer.pad_token = tokenizer.eos_token
-    tokenizer.save_pretrained(folder)
-    return folder
+    return padded_with_eos(tiny_causal, tmp_path_factory.mktemp("tiny_padded"))
 
 
 @pytest.fixture(scope="module")
