@@ -147,7 +147,7 @@ def measure_vllm(model_path: Path, dtype: str, repetitions: int, hf_rows: list[M
                 seconds.append(time.perf_counter() - start)
         hf_tokens = tokens[dtype, row]
         out.append(Measured(dtype, row, "vllm", statistics.median(seconds), hf_tokens, hf_tokens))
-    from lm_eval_stereo.models.vllm_engine import shut_down_engines
+    from lm_eval_stereo.hooks.vllm import shut_down_engines
 
     shut_down_engines()  # the engine core (and its GPU memory) ends before the next dtype's starts
     del lm

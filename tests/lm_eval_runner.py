@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tiers import starting
 
-from lm_eval_stereo._autoload import ONLY_PLUGIN_TASKS_ENV
+from lm_eval_stereo.hooks.tasks import ONLY_PLUGIN_TASKS_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 #: a model folder whose weights are larger than this is a real pretrained model (the seeded tiny models weigh KB)

@@ -1,4 +1,4 @@
-"""lm_eval's request cache (``--use_cache``) holds one backend's answers (:mod:`lm_eval_stereo.models.answer_cache`).
+"""lm_eval's request cache (``--use_cache``) holds one backend's answers (:mod:`lm_eval_stereo.hooks.answer_cache`).
 
 Through ``lm_eval``: a cache written by ``hf`` stops an ``hf-prefix`` run before its first request, in one line that
 names both and what to do, and one written by ``hf-prefix`` stops an ``hf`` run; ``hf-prefix`` resumed from its own
@@ -22,7 +22,7 @@ from lm_eval.api.model import CacheHook
 from lm_eval_runner import LmEvalRun, assert_same_metrics, run_lm_eval
 
 from lm_eval_stereo.core.token_split import ReferenceTokensAnswer, TokenSplitInstance, token_split
-from lm_eval_stereo.models.answer_cache import OWNER_KEY, answers_of, claim
+from lm_eval_stereo.hooks.answer_cache import OWNER_KEY, answers_of, claim
 from lm_eval_stereo.models.hf_prefix import HFPrefixLM
 from lm_eval_stereo.models.replay import ReplayLM
 

@@ -8,8 +8,8 @@ from lm_eval_runner import LmEvalRun, run_lm_eval
 from local_tasks import write_mc_task
 from test_hf_prefix import GENERIC_DOCS
 
-from lm_eval_stereo._autoload import compact
 from lm_eval_stereo.core.metrics import TABLE_ROWS, register_table, table_metrics
+from lm_eval_stereo.hooks.console import compact
 from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS as STEREOSET
 
 

@@ -27,7 +27,7 @@ from lm_eval_counting import calls
 from lm_eval_runner import LmEvalRun, assert_same_metrics, lm_eval_command, read_outputs, run_lm_eval, start_lm_eval
 
 from lm_eval_stereo.cli import main
-from lm_eval_stereo.models.answer_cache import OWNER_KEY
+from lm_eval_stereo.hooks.answer_cache import OWNER_KEY
 
 TASKS = ("stereoset_multi_en", "gest_en")
 LIMIT = 30

@@ -21,6 +21,7 @@ from lm_eval_stereo import _autoload, tasks_path
 from lm_eval_stereo.core import model_tokenizer, options
 from lm_eval_stereo.core.errors import OptionError
 from lm_eval_stereo.core.values import flag, parse_model_args
+from lm_eval_stereo.hooks import cli as cli_hooks
 from lm_eval_stereo.results.run import Run
 from lm_eval_stereo.tasks.german_gender_bias.answers import GEN_PREFIX
 from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS as STEREOSET_METRICS
@@ -124,9 +125,9 @@ def test_trust_remote_code_on_means_true_everywhere(monkeypatch: pytest.MonkeyPa
             assert Run(tmp_path / "results.json", {"config": {"model_args": model_args}}).model_args == expected
             if stops:
                 with pytest.raises(SystemExit):
-                    _autoload.check_pretrained(model_args)
+                    cli_hooks.check_pretrained(model_args)
             else:
-                _autoload.check_pretrained(model_args)
+                cli_hooks.check_pretrained(model_args)
 
     for setting, on in (("on", True), ("OFF", False), ("0", False), ("", True)):
         monkeypatch.setenv(_autoload.AUTOLOAD_ENV, setting)
@@ -354,13 +355,13 @@ def test_declared_plugin_model_arguments_are_the_backends_own() -> None:
     assert own == set(options.PLUGIN_MODEL_ARGUMENTS)
 
 
-def test_lm_eval_is_patched_only_by_the_autoload_module() -> None:
+def test_lm_eval_is_patched_only_by_the_hooks() -> None:
     patchers = []
     for path in (REPO / "lm_eval_stereo").rglob("*.py"):
         text = path.read_text(encoding="utf-8")
-        if "setattr(module." in text or "cls.__init__ = " in text or "cls.parse_args = " in text:
+        if "setattr(module." in text or "setattr(owner, " in text or "cls.__init__ = " in text:
             patchers.append(path.relative_to(REPO).as_posix())
-    assert patchers == ["lm_eval_stereo/_autoload.py"]
+    assert patchers and all(path.startswith("lm_eval_stereo/hooks/") for path in patchers), patchers
     assert not list((REPO / "lm_eval_stereo").rglob("validate_*.py"))  # development scripts live in scripts/
 
 

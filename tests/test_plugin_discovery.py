@@ -14,6 +14,8 @@ import pytest
 from lm_eval_runner import REPO, run_lm_eval
 
 from lm_eval_stereo import _autoload, tasks_path
+from lm_eval_stereo.hooks.cli import listing_argv
+from lm_eval_stereo.hooks.tasks import ONLY_PLUGIN_TASKS_ENV
 
 BIN = Path(sys.executable).parent
 
@@ -29,10 +31,10 @@ def eval_args(model: Path) -> list[str]:
 def test_task_listings_show_plugin_and_builtin_tasks(tmp_path):
     """Plain ``lm_eval`` lists both; the console script without the hook and with the plugin-only index (the
     ``LM_EVAL_STEREO_ONLY_PLUGIN_TASKS=1`` every other lm_eval test of this suite runs with) lists the plugin's only."""
-    legacy = run([str(BIN / "lm_eval"), "--tasks", "list"], tmp_path, **{_autoload.ONLY_PLUGIN_TASKS_ENV: ""})
+    legacy = run([str(BIN / "lm_eval"), "--tasks", "list"], tmp_path, **{ONLY_PLUGIN_TASKS_ENV: ""})
     assert legacy.returncode == 0, legacy.stderr[-2000:]
     assert "stereoset_multi_de" in legacy.stdout and "hellaswag" in legacy.stdout
-    env = {_autoload.AUTOLOAD_ENV: "0", _autoload.ONLY_PLUGIN_TASKS_ENV: "1"}
+    env = {_autoload.AUTOLOAD_ENV: "0", ONLY_PLUGIN_TASKS_ENV: "1"}
     via_plugin = run([str(BIN / "lm-eval-stereo"), "--tasks", "list"], tmp_path, **env)
     assert via_plugin.returncode == 0, via_plugin.stderr[-2000:]
     assert "stereoset_multi_tr" in via_plugin.stdout and "gest_en" in via_plugin.stdout
@@ -40,16 +42,16 @@ def test_task_listings_show_plugin_and_builtin_tasks(tmp_path):
 
 
 def test_legacy_listing_flags_are_translated_and_nothing_else():
-    assert _autoload.listing_argv(["--tasks", "list"]) == ["ls", "tasks"]
-    assert _autoload.listing_argv(["run", "--tasks=list_groups", "--include_path", "x"]) == [
+    assert listing_argv(["--tasks", "list"]) == ["ls", "tasks"]
+    assert listing_argv(["run", "--tasks=list_groups", "--include_path", "x"]) == [
         "ls",
         "groups",
         "--include_path",
         "x",
     ]
-    assert _autoload.listing_argv(["--tasks", "list", "--model", "hf"]) is None
-    assert _autoload.listing_argv(["--tasks", "stereoset_multi"]) is None
-    assert _autoload.listing_argv(["ls", "tasks"]) is None
+    assert listing_argv(["--tasks", "list", "--model", "hf"]) is None
+    assert listing_argv(["--tasks", "stereoset_multi"]) is None
+    assert listing_argv(["ls", "tasks"]) is None
 
 
 def test_console_script_works_without_the_hook(tiny_causal, tmp_path):

@@ -268,7 +268,8 @@ def test_server_killed_mid_run_then_resumed_with_use_cache_ends_as_an_uninterrup
 
 
 def test_credentials_are_removed_from_urls_and_model_args():
-    from lm_eval_stereo.models.served import REDACTED, redact_model_args, redact_url
+    from lm_eval_stereo.hooks.api_models import redact_url
+    from lm_eval_stereo.hooks.evaluator import REDACTED, redact_model_args
 
     assert redact_url("https://user:sk-1@api.example.com:8443/v1/chat?api-key=sk-2") == (
         "https://api.example.com:8443/v1/chat"
@@ -284,8 +285,9 @@ def test_credentials_are_removed_from_urls_and_model_args():
 def test_unanswered_texts_are_empty_outputs_the_request_cache_never_keeps():
     import pickle
 
-    from lm_eval_stereo.models.answer_cache import AnswerCache
-    from lm_eval_stereo.models.served import Unanswered, cut_at_stops
+    from lm_eval_stereo.core.unanswered import Unanswered
+    from lm_eval_stereo.hooks.answer_cache import AnswerCache
+    from lm_eval_stereo.hooks.api_models import cut_at_stops
 
     text = pickle.loads(pickle.dumps(Unanswered("")))
     assert isinstance(text, Unanswered) and text == "" and not text

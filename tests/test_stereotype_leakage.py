@@ -402,7 +402,7 @@ def test_causal_task_scores_the_trait_given_the_prefix(tiny_causal: Path, tmp_pa
     assert len(table) > 60 and json.loads(table)
     assert "association_table" not in run.stdout and table not in run.stdout
     # with every metric printed (LM_EVAL_STEREO_TABLE=full) it is shortened to its size
-    from lm_eval_stereo._autoload import short_texts
+    from lm_eval_stereo.hooks.console import short_texts
 
     shown = short_texts({"results": {"stereotype_leakage_en": results}}, "results")
     assert shown["results"]["stereotype_leakage_en"]["association_table,none"] == (

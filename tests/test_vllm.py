@@ -11,7 +11,7 @@ Instruct in float32:
   scores and metrics, the token-boundary flags of ``hf`` raised on the same items. Greedy generation: the same text as
   ``hf`` on every document but where the token limit cuts a character (counted, :func:`cut_character`). Sampled: a
   seed per repeat (``seed + k``), so the repeats differ and the served run gives the same samples. Both runs exit 0
-  (the engine shut down before the interpreter is torn down, :mod:`lm_eval_stereo.models.vllm_engine`). The report
+  (the engine shut down before the interpreter is torn down, :mod:`lm_eval_stereo.hooks.vllm`). The report
   and the Every Eval Ever export read the run like any other and name its backend.
 - served: two ``vllm serve`` replicas behind HAProxy (:mod:`vllm_replicas`, one pair for the session, see
   ``conftest.vllm_replicas``). ``local-completions`` through the balancer on the same log-likelihood tasks equals ``hf``
@@ -278,7 +278,7 @@ def test_the_report_and_export_name_the_backend(vllm_ll, tmp_path, capsys):
 def test_seeded_requests_give_the_kth_identical_sampled_request_seed_plus_k():
     from lm_eval.api.instance import Instance
 
-    from lm_eval_stereo.models.vllm_engine import seeded_requests
+    from lm_eval_stereo.hooks.vllm import seeded_requests
 
     sampled, greedy = {"do_sample": True, "temperature": 0.7}, {"do_sample": False}
     one = Instance("generate_until", {}, ("a", sampled), 0)

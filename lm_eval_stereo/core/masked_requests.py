@@ -22,7 +22,7 @@ types that only ``--model hf-mlm`` (:class:`lm_eval_stereo.models.masked_lm.HFMa
 A :class:`MaskedLMTask` subclass implements :meth:`MaskedLMTask.doc_to_requests` (doc → ``[(request_type,
 arguments), ...]``); ``item`` receives the responses in that order. Other lm_eval models (e.g. ``--model hf``) get a
 method per request type that stops the run with a message naming ``--model hf-mlm``
-(:func:`lm_eval_stereo._autoload.patch_language_model`, the plugin's one place that patches lm_eval).
+(:mod:`lm_eval_stereo.hooks.language_model`).
 """
 
 from __future__ import annotations

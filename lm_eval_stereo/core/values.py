@@ -2,7 +2,7 @@
 arguments (:func:`parse_model_args`). Task options, the model's tokenizer arguments, the report and the start-up hook
 all read them here, so ``trust_remote_code=on`` means true wherever it is read.
 
-Cheap to import (the start-up hook :mod:`lm_eval_stereo._autoload` uses it): the standard library only, and
+Cheap to import (the start-up hook :mod:`lm_eval_stereo._autoload` and :mod:`lm_eval_stereo.hooks` use it): the standard library only, and
 ``typing`` not at all.
 """
 

@@ -21,7 +21,7 @@ so the task flags no token boundary for them. The plain-path fallback below scor
 Progress and the request cache: the progress bar counts the tokens forwarded (what a forward costs; batches hold very
 different numbers of requests), the requests scored its postfix; packing, before it, is announced in two lines. With
 ``--use_cache`` each answer is stored as it is scored, those that scored reference tokens marked
-(:class:`MarkingCacheHook`), and the file holds this backend's answers only (:mod:`lm_eval_stereo.models.answer_cache`).
+(:class:`MarkingCacheHook`), and the file holds this backend's answers only (:mod:`lm_eval_stereo.hooks.answer_cache`).
 
 Why packing and not a reused KV cache: both were prototyped on the bench model (GPT-2 shape, 8 layers, width 512, CPU,
 batch 32) over stereoset_multi + gest_en + gerbbq_mc (20 documents per task, 500 requests) and timed in one run against

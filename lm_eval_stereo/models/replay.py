@@ -20,13 +20,13 @@ warning: how many were recorded and used, the recordings left unused (with ``--l
 than the run's prompts; the first few by file and row), the prompts recorded more than once, ``null`` outputs, and
 the answers lm_eval's request cache served (``--use_cache``). A ``null`` output is a request the recorded model did
 not answer: it is answered as an empty generation (which the tasks count as ``empty``) and counted per task as
-``unanswered`` in the results, as a served model's failed requests are (:mod:`lm_eval_stereo.models.served`), so that
+``unanswered`` in the results, as a served model's failed requests are (:mod:`lm_eval_stereo.hooks.api_models`), so that
 the report shows it in the task's table. A prompt or output that is neither text nor ``null``, or a line without the
 output field, is an error naming the file, row and column.
 
 With ``--use_cache`` the database records the recordings it was written from (their digest,
 :meth:`ReplayLM.answer_facts`; another backend's or other recordings' database stops the run,
-:mod:`lm_eval_stereo.models.answer_cache`), each answer carries the place of its recording (:class:`RecordedOutput`),
+:mod:`lm_eval_stereo.hooks.answer_cache`), each answer carries the place of its recording (:class:`RecordedOutput`),
 and an answer the cache serves is booked to that recording (:meth:`ReplayLM.served_from_cache`): used, not unused.
 """
 
@@ -43,7 +43,7 @@ from lm_eval.api.model import LM
 
 from lm_eval_stereo.core.errors import MalformedDataError
 from lm_eval_stereo.core.readers import read_csv, read_jsonl
-from lm_eval_stereo.models.served import Unanswered, count_unanswered
+from lm_eval_stereo.core.unanswered import Unanswered, count_unanswered
 
 logger = logging.getLogger(__name__)
 
@@ -152,7 +152,7 @@ def recording_files(path: Path) -> list[Path]:
 class ReplayLM(LM):
     """A "model" that returns recorded outputs for known prompts (re-scoring, parity checks, offline demos)."""
 
-    #: ``null`` recordings are counted per task as ``unanswered`` (:func:`lm_eval_stereo.models.served.counting_model`)
+    #: ``null`` recordings are counted per task as ``unanswered`` (:func:`lm_eval_stereo.core.unanswered.counting_model`)
     COUNTS_UNANSWERED = True
 
     def __init__(
@@ -207,7 +207,7 @@ class ReplayLM(LM):
         }
 
     def answer_facts(self) -> dict[str, str]:
-        """What this run's answers depend on (:func:`lm_eval_stereo.models.answer_cache.answers_of`): the recordings'
+        """What this run's answers depend on (:func:`lm_eval_stereo.hooks.answer_cache.answers_of`): the recordings'
         digest (not their path: the same files elsewhere give the same answers)."""
         return {"outputs_sha256": self._digest}
 

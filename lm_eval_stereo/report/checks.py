@@ -171,7 +171,7 @@ def _field_warnings(cell: Cell) -> list[Issue]:
 
 
 def _unanswered_warnings(cell: Cell) -> list[Issue]:
-    """Requests the model did not answer (``unanswered``, added by :mod:`lm_eval_stereo.models.served` and
+    """Requests the model did not answer (``unanswered``, added by :mod:`lm_eval_stereo.core.unanswered` and
     :mod:`lm_eval_stereo.models.replay`): a served model's requests that failed after retries, timed out, or came back
     null, empty or refused; a replayed recording whose output is null. The task scored them as empty outputs."""
     value = cell.values.get("unanswered")

@@ -25,9 +25,9 @@ from typing import Any
 import datasets
 from lm_eval.api.instance import Instance
 
-from lm_eval_stereo._autoload import ENCODER_MODEL_TYPES
 from lm_eval_stereo.core.metrics import MetricSet
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer, require_tokenizer
+from lm_eval_stereo.core.model_types import ENCODER_MODEL_TYPES
 from lm_eval_stereo.core.reference_requests import Request, instances, request
 from lm_eval_stereo.core.summary import SummaryTask
 from lm_eval_stereo.core.token_split import scored_reference_tokens

@@ -1,12 +1,14 @@
-"""lm_eval's in-process ``vllm`` backend (``lm_eval.models.vllm_causallms.VLLM``) made to run the plugin's protocols as
-the other backends run them; :mod:`lm_eval_stereo._autoload` applies these wrappers when lm_eval imports the backend:
+"""``lm_eval.models.vllm_causallms``: lm_eval 0.4.13's in-process ``vllm`` backend (``VLLM``) shows an engine that
+cannot start as vLLM's traceback through three processes, gives every repeat of a sampled request the same seed, and
+leaves its engine to vLLM's exit handlers, where some finished runs abort. These changes make it run the plugin's
+protocols as the other backends run them (installed by :func:`install` when lm_eval imports the backend):
 
 - start (:func:`init_wrapper`): an engine that cannot start (a model or ``--model_args`` vLLM rejects, an engine core
   that dies while loading) ends the run with one line naming ``--model vllm``, the model and vLLM's own reason,
   exit status 2, instead of vLLM's traceback through three processes;
 - sampling (:func:`generate_wrapper`): the k-th identical sampled request of a run (a task's ``repeats``: one prompt
   sent k times) carries ``seed + k`` (``seed``: the backend's ``--model_args seed=``, lm_eval's default 1234), as
-  :mod:`lm_eval_stereo.models.served` seeds the served ones: the samples do not depend on how vLLM schedules the
+  :mod:`lm_eval_stereo.hooks.api_models` seeds the served ones: the samples do not depend on how vLLM schedules the
   batch, and a repeated run gives the same texts;
 - shutdown (:func:`shut_down_engines`): after ``lm_eval`` has written its results, every engine the run started is
   shut down, and the engine client's daemon threads joined, while the interpreter is whole. Left to vLLM's
@@ -21,11 +23,13 @@ from __future__ import annotations
 
 import functools
 import json
-import sys
 import threading
 import weakref
 from collections import Counter
+from types import ModuleType
 from typing import Any
+
+from lm_eval_stereo.hooks import fail, wrap
 
 #: the backends started in this process (weak: one that is gone needs no shutdown)
 _ENGINES: weakref.WeakSet = weakref.WeakSet()
@@ -36,11 +40,6 @@ CLIENT_THREADS = ("EngineCoreOutputQueueThread", "MPClientEngineMonitor")
 CLIENT_THREAD_TIMEOUT = 30.0
 #: lm_eval's default ``seed`` of the vllm backend (``VLLM.__init__``)
 DEFAULT_SEED = 1234
-
-
-def _fail(message: str) -> None:
-    sys.stderr.write(f"lm-eval-stereo: {message}\n")
-    raise SystemExit(2)
 
 
 def _reason(exc: BaseException) -> str:
@@ -63,7 +62,7 @@ def init_wrapper(original: Any) -> Any:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure to start is named in one line, not a traceback
             model = kwargs.get("pretrained", args[0] if args else "?")
-            _fail(f"--model vllm: the vLLM engine could not start for pretrained={model} ({_reason(exc)})")
+            fail(f"--model vllm: the vLLM engine could not start for pretrained={model} ({_reason(exc)})")
         self.__dict__["_lm_eval_stereo_seed"] = int(kwargs.get("seed", DEFAULT_SEED))
         _ENGINES.add(self)
 
@@ -120,3 +119,10 @@ def shut_down_engines() -> int:
         if thread.name in CLIENT_THREADS and thread is not threading.current_thread():
             thread.join(CLIENT_THREAD_TIMEOUT)
     return done
+
+
+def install(module: ModuleType) -> None:
+    """lm_eval's in-process ``vllm`` backend: an engine that cannot start named in one line, a seed per sampled
+    repeat, the engine shut down after the run (by :mod:`lm_eval_stereo.hooks.cli`)."""
+    wrap(module.VLLM, "__init__", init_wrapper)
+    wrap(module.VLLM, "generate_until", generate_wrapper)

@@ -1,8 +1,8 @@
-"""Served models: lm_eval's OpenAI-compatible API backends (``local-chat-completions``, ``local-completions``,
-``openai-chat-completions``, ``openai-completions``) made to run the plugin's protocols against any such server.
-
-This module holds the checks and the wrappers; the start-up hook (:mod:`lm_eval_stereo._autoload`, the plugin's one
-place that patches lm_eval) applies them to lm_eval 0.4.13:
+"""``lm_eval.models.api_models`` and ``lm_eval.models.openai_completions``: lm_eval 0.4.13's OpenAI-compatible API
+backends (``local-chat-completions``, ``local-completions``, ``openai-chat-completions``, ``openai-completions``) send
+requests some servers reject, return text the in-process backends would have cut, give every repeat of a sampled
+request the same seed, and end a whole run at the first request that fails after the retries. The plugin's protocols
+run against any such server with these changes (installed by :func:`install` and :func:`install_openai_completions`):
 
 - before anything is loaded (:func:`check_api_packages`, :func:`check_server`): one line naming what is missing
   (``pip install "lm-eval-stereo[api]"``) or the URL no server answers at, exit status 2;
@@ -19,8 +19,8 @@ place that patches lm_eval) applies them to lm_eval 0.4.13:
   lm_eval's ``max_retries`` (HTTP error, timeout, connection refused) or whose message has no content (null, a
   refusal, a content filter) gives an :class:`Unanswered` empty text instead of ending the run: the task scores it as
   the empty output it is (undetermined or empty, by its own rules), lm_eval's ``--use_cache`` never stores it (a
-  resumed run asks again, :class:`lm_eval_stereo.models.answer_cache.AnswerCache`), and the results count it per task
-  (:data:`UNANSWERED`, also for ``replay``'s ``null`` recordings, :func:`count_unanswered`);
+  resumed run asks again, :class:`lm_eval_stereo.hooks.answer_cache.AnswerCache`), and the results count it per task
+  (:mod:`lm_eval_stereo.core.unanswered`, also for ``replay``'s ``null`` recordings);
 - the run (:func:`check_scoring_tasks`): a log-likelihood task on a chat-completions model, or on a completions
   endpoint that returns no prompt log-probabilities, stops before the first request with one line naming the
   endpoint and what it lacks; a log-likelihood request that fails after the retries stops the run in one line
@@ -36,10 +36,13 @@ import sys
 import time
 from collections import Counter
 from importlib.util import find_spec
+from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from lm_eval_stereo.core.unanswered import UNANSWERED, Unanswered, count_unanswered, served_model
 from lm_eval_stereo.core.values import parse_model_args
+from lm_eval_stereo.hooks import fail, wrap
 
 #: lm_eval 0.4.13's OpenAI-compatible backends (``lm_eval/models/openai_completions.py``)
 API_MODELS = frozenset(
@@ -56,28 +59,10 @@ API_PACKAGES = ("requests", "aiohttp", "tenacity", "tqdm")
 INSTALL_HINT = 'pip install "lm-eval-stereo[api]"'
 #: seconds to wait for a TCP connection to the server before the run
 CONNECT_TIMEOUT = 5.0
-#: the per-task count of requests that gave no text, added to every generative task's results
-UNANSWERED = "unanswered"
 #: request types that need the prompt's log-probabilities
 SCORING_TYPES = ("loglikelihood", "multiple_choice", "loglikelihood_rolling")
 #: the prompt of the probe that asks a completions endpoint for prompt log-probabilities
 PROBE_PROMPT = "The cat sat on the mat"
-
-
-class Unanswered(str):
-    """The text of a request the server did not answer (failed after retries, null or refused content): equal to
-    lm_eval's placeholder (``LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER``, empty by default), so tasks score it as that
-    text, but recognisable, so the results count it and the request cache never keeps it."""
-
-    __slots__ = ()
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Unanswered, (str(self),))
-
-
-def _fail(message: str) -> None:
-    sys.stderr.write(f"lm-eval-stereo: {message}\n")
-    raise SystemExit(2)
 
 
 def missing_api_packages() -> list[str]:
@@ -89,7 +74,7 @@ def check_api_packages(model: str | None) -> None:
     """Stop in one line (exit status 2) when ``--model`` is an API model and lm_eval's API packages are missing."""
     missing = missing_api_packages() if model in API_MODELS else []
     if missing:
-        _fail(f"--model {model} needs {', '.join(missing)}: {INSTALL_HINT}")
+        fail(f"--model {model} needs {', '.join(missing)}: {INSTALL_HINT}")
 
 
 def redact_url(url: str) -> str:
@@ -115,12 +100,12 @@ def check_server(model: str | None, model_args: Any) -> None:
     except ValueError:
         port = None
     if parts.scheme not in ("http", "https") or not parts.hostname or port is None:
-        _fail(f"--model_args base_url={redact_url(base_url)} is not an http(s) URL with a host")
+        fail(f"--model_args base_url={redact_url(base_url)} is not an http(s) URL with a host")
     try:
         socket.create_connection((parts.hostname, port), timeout=CONNECT_TIMEOUT).close()
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        _fail(f"no server answers at {redact_url(base_url)} ({reason}): start it, or correct --model_args base_url")
+        fail(f"no server answers at {redact_url(base_url)} ({reason}): start it, or correct --model_args base_url")
 
 
 def _request_key(messages: Any, gen_kwargs: dict) -> str:
@@ -268,7 +253,7 @@ def scoring_wrapper(original: Any) -> Any:
             text = " ".join(str(exc).split())
             reason = type(exc).__name__ + (f": {text[:100].rsplit(' ', 1)[0]} ..." if len(text) > 100 else f": {text}")
             sys.stderr.write("\n")  # after lm_eval's progress bar, which ends in no newline
-            _fail(
+            fail(
                 f"log-likelihood requests to {url} failed after {self.max_retries} tries ({reason}); no results "
                 "written. With --use_cache the answered ones are kept: the same command sends only the rest"
             )
@@ -308,19 +293,6 @@ def parse_wrapper(original: Any) -> Any:
     return parse_generations
 
 
-#: the attribute of a model that holds its per-task counts of unanswered requests
-COUNTS_ATTRIBUTE = "_lm_eval_stereo_unanswered"
-
-
-def count_unanswered(model: Any, requests: list, texts: list, empty_too: bool = True) -> None:
-    """Add the requests whose text is :class:`Unanswered` (``empty_too``: or empty) to ``model``'s per-task counts,
-    which :func:`add_unanswered_counts` writes into the results."""
-    counts = model.__dict__.setdefault(COUNTS_ATTRIBUTE, Counter())
-    for request, text in zip(requests, texts):
-        if isinstance(text, Unanswered) or (empty_too and not text):
-            counts[getattr(request, "task_name", None)] += 1
-
-
 def generate_wrapper(original: Any) -> Any:
     """``generate_until`` that counts, per task, the requests that gave no text."""
 
@@ -351,26 +323,6 @@ def generate_wrapper(original: Any) -> Any:
 def placeholder(value: str) -> Unanswered:
     """lm_eval's text for a request with no answer (``LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER``), as :class:`Unanswered`."""
     return Unanswered(value)
-
-
-def _inner(lm: Any) -> Any:
-    """``lm``, or the model inside ``--use_cache``'s ``CachingLM``."""
-    return lm.__dict__.get("lm", lm) if hasattr(lm, "__dict__") else lm
-
-
-def served_model(lm: Any) -> Any:
-    """The lm_eval API model behind ``lm`` (unwrapping ``--use_cache``'s ``CachingLM``), else None."""
-    from lm_eval.models.api_models import TemplateAPI
-
-    inner = _inner(lm)
-    return inner if isinstance(inner, TemplateAPI) else None
-
-
-def counting_model(lm: Any) -> Any:
-    """The model behind ``lm`` that counts unanswered requests: a served model, or one that says so
-    (``COUNTS_UNANSWERED``: ``replay``, whose ``null`` recordings are requests that were not answered), else None."""
-    inner = _inner(lm)
-    return inner if served_model(inner) is not None or getattr(inner, "COUNTS_UNANSWERED", False) else None
 
 
 def _prompt_logprobs(model: Any) -> tuple[bool, str]:
@@ -420,81 +372,33 @@ def check_scoring_tasks(lm: Any, tasks: dict[str, Any]) -> None:
         "(--model hf); see docs/RUNNING.md, 'Evaluating a served model'"
     )
     if isinstance(model, LocalChatCompletion):
-        _fail(f"{names}: log-likelihood tasks, which a chat-completions endpoint ({url}) cannot score: {advice}")
+        fail(f"{names}: log-likelihood tasks, which a chat-completions endpoint ({url}) cannot score: {advice}")
     if model.tokenizer is None:
-        _fail(f"{names}: log-likelihood tasks need the model's tokenizer: pass --model_args tokenizer=<folder>")
+        fail(f"{names}: log-likelihood tasks need the model's tokenizer: pass --model_args tokenizer=<folder>")
     ok, found = _prompt_logprobs(model)
     if not ok:
-        _fail(f"{names}: log-likelihood tasks need prompt log-probabilities, and {url}: {found}: {advice}")
+        fail(f"{names}: log-likelihood tasks need prompt log-probabilities, and {url}: {found}: {advice}")
 
 
-def add_unanswered_counts(lm: Any, tasks: dict[str, Any], results: dict | None) -> None:
-    """Add ``unanswered`` (requests that gave no text) to every generative task of a served (or replayed) run's
-    results."""
-    model = counting_model(lm)
-    if model is None or not results or "results" not in results:
-        return
-    counts = model.__dict__.get(COUNTS_ATTRIBUTE, Counter())
-    for name, task in tasks.items():
-        metrics = results["results"].get(name)
-        if getattr(task, "OUTPUT_TYPE", None) != "generate_until" or metrics is None:
-            continue
-        filters = [key.partition(",")[2] for key in metrics if "," in key]
-        metrics[f"{UNANSWERED},{filters[0] if filters else 'none'}"] = counts.get(name, 0)
+def install(module: ModuleType) -> None:
+    """lm_eval's API models: a generation request that fails after the retries, or whose content is null, gives an
+    ``Unanswered`` empty text (counted per task) instead of ending the run; a log-likelihood request that fails after
+    them ends the run in one line."""
+    cls = module.TemplateAPI
+    if not isinstance(module.LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER, Unanswered):
+        module.LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER = placeholder(module.LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER)
+    wrap(cls, "model_call", lambda original: retrying(original, asynchronous=False))
+    wrap(cls, "amodel_call", lambda original: retrying(original, asynchronous=True))
+    wrap(cls, "generate_until", generate_wrapper)
+    wrap(cls, "_loglikelihood_tokens", scoring_wrapper)
 
 
-#: ``model_args`` whose value is a credential
-SECRET_ARGS = ("auth_token", "api_key", "header")
-REDACTED = "<redacted>"
-
-
-def redact_model_args(model_args: Any) -> Any:
-    """``model_args`` (a dict or ``k=v,...`` text) with credentials replaced by :data:`REDACTED`, ``base_url``
-    without ``user:key@`` and query string."""
-    args = parse_model_args(model_args)
-    if not any(key in args for key in (*SECRET_ARGS, "base_url")):
-        return model_args
-    for key in SECRET_ARGS:
-        if key in args:
-            args[key] = REDACTED
-    if "base_url" in args:
-        args["base_url"] = redact_url(args["base_url"])
-    if isinstance(model_args, dict):
-        return {key: args.get(key, value) for key, value in model_args.items()}
-    return ",".join(f"{key}={value}" for key, value in args.items())
-
-
-def evaluate_wrapper(original: Any) -> Any:
-    """lm_eval's ``evaluate`` with :func:`check_scoring_tasks` before the run and :func:`add_unanswered_counts` after
-    it."""
-
-    @functools.wraps(original)
-    def evaluate(*args: Any, **kwargs: Any) -> Any:
-        lm = kwargs["lm"] if "lm" in kwargs else args[0]
-        task_dict = kwargs["task_dict"] if "task_dict" in kwargs else args[1]
-        tasks = task_dict.get("tasks", {}) if isinstance(task_dict, dict) and "tasks" in task_dict else {}
-        check_scoring_tasks(lm, tasks)
-        model = counting_model(lm)
-        if model is not None:
-            model.__dict__[COUNTS_ATTRIBUTE] = Counter()
-        results = original(*args, **kwargs)
-        add_unanswered_counts(lm, tasks, results)
-        return results
-
-    evaluate._lm_eval_stereo = True  # type: ignore[attr-defined]
-    return evaluate
-
-
-def simple_evaluate_wrapper(original: Any) -> Any:
-    """lm_eval's ``simple_evaluate`` whose results' ``model_args`` carry no credentials (:func:`redact_model_args`)."""
-
-    @functools.wraps(original)
-    def simple_evaluate(*args: Any, **kwargs: Any) -> Any:
-        results = original(*args, **kwargs)
-        config = results.get("config") if isinstance(results, dict) else None
-        if isinstance(config, dict) and config.get("model_args"):
-            config["model_args"] = redact_model_args(config["model_args"])
-        return results
-
-    simple_evaluate._lm_eval_stereo = True  # type: ignore[attr-defined]
-    return simple_evaluate
+def install_openai_completions(module: ModuleType) -> None:
+    """Every class of lm_eval's ``openai_completions`` that builds requests or reads answers: no empty ``stop``, a
+    seed per repeat, the text cut at the stop strings."""
+    wrappers = {"_create_payload": payload_wrapper, "parse_generations": parse_wrapper}
+    for value in list(vars(module).values()):
+        if isinstance(value, type):
+            for name, wrapper in wrappers.items():
+                if name in vars(value):
+                    wrap(value, name, wrapper)

@@ -1,11 +1,11 @@
-"""lm_eval's request cache (``--use_cache PATH``) as the plugin's backends need it: one backend per database, and
-every answer it serves seen by the backend.
+"""``lm_eval.api.model``'s ``CachingLM`` (lm_eval's request cache, ``--use_cache PATH``) as the plugin's backends need
+it: one backend per database, and every answer it serves seen by the backend.
 
 lm_eval 0.4.13's ``CachingLM`` keys an answer by its request's strings only (``hash_args(request type, args)``), so a
 database written by one backend answers another backend's run with the first one's numbers: ``hf`` and ``hf-prefix``
 differ wherever ``hf-prefix`` scores a reference's own tokens (:mod:`lm_eval_stereo.core.token_split`), two models or
-two dtypes of one model differ everywhere. The start-up hook (:mod:`lm_eval_stereo._autoload`) wraps
-``CachingLM.__init__`` (:func:`caching_init_wrapper`):
+two dtypes of one model differ everywhere. This module wraps ``CachingLM.__init__``
+(:func:`caching_init_wrapper`, installed by :func:`install`):
 
 - the database records whose answers it holds (:func:`answers_of`: the backend's class, the model's name and dtype, or
   what the backend itself names, e.g. ``replay``'s recordings and their digest) under :data:`OWNER_KEY`; a run whose
@@ -14,15 +14,18 @@ two dtypes of one model differ everywhere. The start-up hook (:mod:`lm_eval_ster
   by an older one) is refused to the plugin's own backends, whose answers differ from lm_eval's, and left to lm_eval's
   backends as lm_eval leaves it;
 - the store ``CachingLM`` reads is an :class:`AnswerCache`: it never keeps a served model's unanswered request
-  (:class:`lm_eval_stereo.models.served.Unanswered`, so that a resumed run asks again), and it hands every answer it
+  (:class:`lm_eval_stereo.core.unanswered.Unanswered`, so that a resumed run asks again), and it hands every answer it
   serves to the backend's ``served_from_cache`` method where the backend has one (``replay`` accounts for them).
 """
 
 from __future__ import annotations
 
 import functools
-import sys
+from types import ModuleType
 from typing import Any
+
+from lm_eval_stereo.core.unanswered import Unanswered
+from lm_eval_stereo.hooks import fail, wrap
 
 #: the database entry that records whose answers it holds (not a request hash: lm_eval never reads it)
 OWNER_KEY = "lm_eval_stereo:answers_of"
@@ -77,11 +80,6 @@ def describe(facts: dict[str, str]) -> str:
     return f"--model {facts.get('model', '?')}" + (f" ({details})" if details else "")
 
 
-def _fail(message: str) -> None:
-    sys.stderr.write(f"lm-eval-stereo: {message}\n")
-    raise SystemExit(2)
-
-
 def claim(store: Any, lm: Any, path: str) -> None:
     """Record in ``store`` (lm_eval's cache database at ``path``) that it holds the answers of ``lm``
     (:func:`answers_of`), or stop in one line (exit status 2) when it holds another backend's or model's."""
@@ -95,14 +93,14 @@ def claim(store: Any, lm: Any, path: str) -> None:
                 store.commit()
             return
         if type(lm).__module__.startswith(PLUGIN_MODULES):
-            _fail(
+            fail(
                 f"--use_cache: {path} holds answers that do not say which backend and model gave them (written "
                 f"without lm-eval-stereo, or by an older one); this run is {describe(ours)}, whose answers may differ "
                 f"from theirs: {advice}"
             )
         return
     if recorded != ours:
-        _fail(
+        fail(
             f"--use_cache: {path} holds the answers of {describe(recorded)}; this run is {describe(ours)}, whose "
             f"answers differ from those: {advice}"
         )
@@ -117,8 +115,6 @@ class AnswerCache:
         self._served = served
 
     def __setitem__(self, key: str, value: Any) -> None:
-        from lm_eval_stereo.models.served import Unanswered
-
         if not isinstance(value, Unanswered):
             self._store[key] = value
 
@@ -150,3 +146,9 @@ def caching_init_wrapper(original: Any) -> Any:
 
     __init__._lm_eval_stereo = True  # type: ignore[attr-defined]
     return __init__
+
+
+def install(module: ModuleType) -> None:
+    """Make ``--use_cache`` hold one backend's answers and keep only answered requests of served models
+    (:func:`caching_init_wrapper`)."""
+    wrap(module.CachingLM, "__init__", caching_init_wrapper)

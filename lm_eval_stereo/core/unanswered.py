@@ -1,0 +1,77 @@
+"""A request a model did not answer, and the count of them per task.
+
+A served model's request that failed after lm_eval's retries, or whose message had no content (null, a refusal, a
+content filter), gives an :class:`Unanswered` empty text instead of ending the run
+(:mod:`lm_eval_stereo.hooks.api_models`); ``replay``'s ``null`` recordings are the same
+(:mod:`lm_eval_stereo.models.replay`). The task scores it as the empty output it is, lm_eval's ``--use_cache`` never
+stores it (:class:`lm_eval_stereo.hooks.answer_cache.AnswerCache`), and the model that counts them
+(:func:`counting_model`) has its per-task counts written into the results as ``unanswered``
+(:func:`add_unanswered_counts`, after lm_eval's ``evaluate``: :mod:`lm_eval_stereo.hooks.evaluator`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+#: the per-task count of requests that gave no text, added to every generative task's results
+UNANSWERED = "unanswered"
+
+
+class Unanswered(str):
+    """The text of a request the server did not answer (failed after retries, null or refused content): equal to
+    lm_eval's placeholder (``LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER``, empty by default), so tasks score it as that
+    text, but recognisable, so the results count it and the request cache never keeps it."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Unanswered, (str(self),))
+
+
+#: the attribute of a model that holds its per-task counts of unanswered requests
+COUNTS_ATTRIBUTE = "_lm_eval_stereo_unanswered"
+
+
+def count_unanswered(model: Any, requests: list, texts: list, empty_too: bool = True) -> None:
+    """Add the requests whose text is :class:`Unanswered` (``empty_too``: or empty) to ``model``'s per-task counts,
+    which :func:`add_unanswered_counts` writes into the results."""
+    counts = model.__dict__.setdefault(COUNTS_ATTRIBUTE, Counter())
+    for request, text in zip(requests, texts):
+        if isinstance(text, Unanswered) or (empty_too and not text):
+            counts[getattr(request, "task_name", None)] += 1
+
+
+def _inner(lm: Any) -> Any:
+    """``lm``, or the model inside ``--use_cache``'s ``CachingLM``."""
+    return lm.__dict__.get("lm", lm) if hasattr(lm, "__dict__") else lm
+
+
+def served_model(lm: Any) -> Any:
+    """The lm_eval API model behind ``lm`` (unwrapping ``--use_cache``'s ``CachingLM``), else None."""
+    from lm_eval.models.api_models import TemplateAPI
+
+    inner = _inner(lm)
+    return inner if isinstance(inner, TemplateAPI) else None
+
+
+def counting_model(lm: Any) -> Any:
+    """The model behind ``lm`` that counts unanswered requests: a served model, or one that says so
+    (``COUNTS_UNANSWERED``: ``replay``, whose ``null`` recordings are requests that were not answered), else None."""
+    inner = _inner(lm)
+    return inner if served_model(inner) is not None or getattr(inner, "COUNTS_UNANSWERED", False) else None
+
+
+def add_unanswered_counts(lm: Any, tasks: dict[str, Any], results: dict | None) -> None:
+    """Add ``unanswered`` (requests that gave no text) to every generative task of a served (or replayed) run's
+    results."""
+    model = counting_model(lm)
+    if model is None or not results or "results" not in results:
+        return
+    counts = model.__dict__.get(COUNTS_ATTRIBUTE, Counter())
+    for name, task in tasks.items():
+        metrics = results["results"].get(name)
+        if getattr(task, "OUTPUT_TYPE", None) != "generate_until" or metrics is None:
+            continue
+        filters = [key.partition(",")[2] for key in metrics if "," in key]
+        metrics[f"{UNANSWERED},{filters[0] if filters else 'none'}"] = counts.get(name, 0)
