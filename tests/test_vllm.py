@@ -398,11 +398,11 @@ def start_run(args: list[str], folder: Path):
     return start_lm_eval(command, env, folder, folder.with_suffix(".log"))
 
 
-def wait_for(condition, process, timeout: float = 300) -> None:
+def wait_for(condition, process, log: Path, timeout: float = 300) -> None:
     deadline = time.monotonic() + timeout
     while not condition() and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.02)
-    assert condition(), "the run ended before the fault could be injected"
+    assert condition(), f"the run ended before the fault could be injected:\n{log.read_text()[-3000:]}"
 
 
 # the fault tests change the pair (a replica killed, the balancer killed, a replica restarted as another model): they
@@ -414,7 +414,7 @@ def test_a_replica_killed_mid_run_the_run_completes_through_the_other(smollm2, v
     survivor, victim = pair.servers
     before = [server.posts() for server in pair.servers]
     process = start_run([*completions_args(smollm2, pair.base, 2), *samples_arg(FAULT_DOCS)], tmp_path / "killed")
-    wait_for(lambda: victim.posts() - before[1] >= 3, process)
+    wait_for(lambda: victim.posts() - before[1] >= 3, process, tmp_path / "killed.log")
     victim.kill()
     survivor_at_kill = survivor.posts()
     status = process.wait(600)
@@ -443,7 +443,7 @@ def test_the_balancer_gone_mid_run_ends_in_one_line_and_use_cache_finishes_the_r
 
     before = posts()
     process = start_run(args, tmp_path / "gone")
-    wait_for(lambda: posts() - before >= 6, process)
+    wait_for(lambda: posts() - before >= 6, process, tmp_path / "gone.log")
     pair.balancer.kill()
     status = process.wait(600)
     logged = posts() - before - PROBE

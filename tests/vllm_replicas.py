@@ -66,8 +66,9 @@ class VllmServer(ModelServer):
 
 
 class Balancer(ModelServer):
-    """HAProxy in front of ``replicas``: round robin, health checks on ``/health`` every half second, a request that
-    met a dead replica sent again (``retry-on``) to another one (``option redispatch``), its own liveness at
+    """HAProxy in front of ``replicas``: round robin, health checks on ``/health`` every second (a replica is out after
+    two failed checks, each allowed 5 s: a loaded machine answers slowly, a dead replica refuses at once), a request
+    that met a dead replica sent again (``retry-on``) to another one (``option redispatch``), its own liveness at
     :attr:`health_path` (answered by HAProxy itself)."""
 
     name = "haproxy"
@@ -87,6 +88,7 @@ class Balancer(ModelServer):
 defaults
     mode http
     timeout connect 2s
+    timeout check 5s
     timeout client 10m
     timeout server 10m
     retries 3
@@ -101,7 +103,7 @@ backend replicas
     balance roundrobin
     option httpchk GET /health
     http-check expect status 200
-    default-server check inter 500ms fall 1 rise 2
+    default-server check inter 1s fall 2 rise 2
 {servers}"""
 
     def command(self) -> list[str]:
