@@ -121,10 +121,24 @@ def measure_dtype(model_path: Path, dtype: str, repetitions: int) -> list[Measur
     return out
 
 
+def data_parallel_sizes() -> list[int]:
+    """In-process vLLM setups to time: 1 (one engine), and the number of GPUs where there are two or more and Ray is
+    installed (lm_eval's ``data_parallel_size``: one Ray task per engine, docs/RUNNING.md "In-process
+    data_parallel_size")."""
+    from importlib.util import find_spec
+
+    gpus = torch.cuda.device_count()
+    if gpus < 2 or find_spec("ray") is None:
+        print(f"note: {gpus} GPU(s), ray {'installed' if find_spec('ray') else 'not installed'}: no data_parallel row")
+        return [1]
+    return [1, gpus]
+
+
 def measure_vllm(model_path: Path, dtype: str, repetitions: int, hf_rows: list[Measured]) -> list[Measured]:
-    """Every row through in-process ``--model vllm`` (``batch_size auto``, one engine per dtype), timed as the hf rows;
-    its tokens are hf's of the same requests (vLLM forwards each request whole; its prefix cache, on by default, may
-    skip shared blocks). Nothing when vLLM is not installed in this venv (a CUDA build: ``pip install vllm``)."""
+    """Every row through in-process ``--model vllm`` (``batch_size auto``, one engine per dtype; and with
+    ``data_parallel_size`` = the GPUs, :func:`data_parallel_sizes`), timed as the hf rows; its tokens are hf's of the
+    same requests (vLLM forwards each request whole; its prefix cache, on by default, may skip shared blocks). Nothing
+    when vLLM is not installed in this venv (a CUDA build: ``pip install vllm``)."""
     from importlib.util import find_spec
 
     if find_spec("vllm") is None:
@@ -139,8 +153,11 @@ def measure_vllm(model_path: Path, dtype: str, repetitions: int, hf_rows: list[M
     manager = TaskManager(include_defaults=False, metadata={"pretrained": str(model_path)})
     tokens = {(m.dtype, m.row): m.hf_tokens for m in hf_rows if m.backend == "hf"}
     out = []
-    with shut_down_engines_started_within():  # the engine (and its GPU memory) ends before the next dtype's starts
-        lm = VLLM(pretrained=str(model_path), dtype=dtype, batch_size="auto", gpu_memory_utilization=0.5)
+    for size in data_parallel_sizes():
+        backend = "vllm" if size == 1 else f"vllm data_parallel_size={size}"
+        with shut_down_engines_started_within():  # the engine (and its GPU memory) ends before the next setup's starts
+            lm = VLLM(pretrained=str(model_path), dtype=dtype, batch_size="auto", gpu_memory_utilization=0.5,
+                      data_parallel_size=size)  # fmt: skip
         for row, (tasks, limit) in ROWS.items():
             seconds = []
             for repetition in range(repetitions + 1):
@@ -149,7 +166,8 @@ def measure_vllm(model_path: Path, dtype: str, repetitions: int, hf_rows: list[M
                 if repetition:
                     seconds.append(time.perf_counter() - start)
             hf_tokens = tokens[dtype, row]
-            out.append(Measured(dtype, row, "vllm", statistics.median(seconds), hf_tokens, hf_tokens))
+            out.append(Measured(dtype, row, backend, statistics.median(seconds), hf_tokens, hf_tokens))
+        del lm
     return out
 
 

@@ -128,6 +128,7 @@ def texts(sample: dict) -> list[str]:
     return [text for response in sample["resps"] for text in response]
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("task", sorted(GREEDY))
 def test_greedy_texts_scores_and_metrics_equal_the_in_process_run(served_run, hf_run, task):
     served, local = by_document(served_run, task), by_document(hf_run, task)
@@ -143,6 +144,7 @@ def test_greedy_texts_scores_and_metrics_equal_the_in_process_run(served_run, hf
     assert served_run.metric(task, "unanswered") == 0
 
 
+@pytest.mark.engine
 def test_sampled_protocols_are_answered_and_repeats_are_distinct_samples(served_run):
     for task in SAMPLED:
         filter_key = "persona" if "persona" in task else "none"
@@ -156,6 +158,7 @@ def test_sampled_protocols_are_answered_and_repeats_are_distinct_samples(served_
     assert len(set(repeats)) > 1, repeats
 
 
+@pytest.mark.engine
 def test_the_report_and_export_read_a_served_run_and_no_file_holds_the_key(served_run, smollm2, tmp_path, capsys):
     assert served_run.results["config"]["model"] == "local-chat-completions"
     html, records = tmp_path / "report", tmp_path / "eee"
@@ -202,6 +205,7 @@ def test_missing_api_packages_are_named_in_one_line(smollm2, tmp_path):
     assert last == 'lm-eval-stereo: --model local-chat-completions needs tenacity: pip install "lm-eval-stereo[api]"'
 
 
+@pytest.mark.engine
 def test_log_likelihood_tasks_stop_before_any_request_on_a_server_without_prompt_logprobs(
     served_model, server, tmp_path
 ):
@@ -228,6 +232,7 @@ def test_log_likelihood_tasks_stop_before_any_request_on_a_server_without_prompt
     assert run.results == {}
 
 
+@pytest.mark.engine
 def test_server_killed_mid_run_then_resumed_with_use_cache_ends_as_an_uninterrupted_run(
     served_model, server, served_run, tmp_path, capsys
 ):
