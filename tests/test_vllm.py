@@ -46,6 +46,7 @@ from pathlib import Path
 
 import pytest
 from lm_eval_runner import (
+    REPO,
     LmEvalRun,
     assert_same_metrics,
     lm_eval_command,
