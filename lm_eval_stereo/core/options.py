@@ -26,15 +26,17 @@ from lm_eval_stereo.core.registry import Option
 #: keys of a task YAML's ``metadata`` block that lm_eval itself uses
 YAML_METADATA = ("version", "config_source", "num_fewshot", "pretrained_model_name_or_path")
 
-#: model arguments of lm_eval 0.4.13's backends that are not parameters of HFLM (vllm, API models) and common
-#: ``from_pretrained`` keyword arguments HFLM passes through
+#: model arguments of lm_eval 0.4.13's backends that are not parameters of HFLM (vllm, with the engine arguments
+#: ``block_size`` and ``enable_prefix_caching`` of ``vllm-prefix``; API models) and common ``from_pretrained`` keyword
+#: arguments HFLM passes through
 OTHER_MODEL_ARGUMENTS = (
-    "attn_implementation", "base_url", "bnb_4bit_compute_dtype", "bnb_4bit_quant_type", "cache_dir", "data_parallel_size",
-    "device_map", "enforce_eager", "eos_string", "gpu_memory_utilization", "header", "headers", "load_in_4bit",
-    "load_in_8bit", "local_files_only", "lora_local_path", "low_cpu_mem_usage", "max_gen_toks", "max_model_len",
-    "max_retries", "model", "num_concurrent", "quantization", "quantization_config", "seed", "swap_space",
-    "tensor_parallel_size", "timeout", "token", "tokenized_requests", "tokenizer_backend", "tokenizer_mode",
-    "torch_dtype", "use_auth_token", "verify_certificate",
+    "attn_implementation", "base_url", "block_size", "bnb_4bit_compute_dtype", "bnb_4bit_quant_type", "cache_dir",
+    "data_parallel_size", "device_map", "enable_prefix_caching", "enforce_eager", "eos_string",
+    "gpu_memory_utilization", "header", "headers", "load_in_4bit", "load_in_8bit", "local_files_only",
+    "lora_local_path", "low_cpu_mem_usage", "max_gen_toks", "max_model_len", "max_retries", "model", "num_concurrent",
+    "quantization", "quantization_config", "seed", "swap_space", "tensor_parallel_size", "timeout", "token",
+    "tokenized_requests", "tokenizer_backend", "tokenizer_mode", "torch_dtype", "use_auth_token",
+    "verify_certificate",
 )  # fmt: skip
 
 

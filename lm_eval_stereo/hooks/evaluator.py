@@ -18,6 +18,7 @@ from collections import Counter
 from types import ModuleType
 from typing import Any
 
+from lm_eval_stereo.core.prefix_cache import add_resent_counts, reset_resent_counts
 from lm_eval_stereo.core.unanswered import COUNTS_ATTRIBUTE, add_unanswered_counts, counting_model
 from lm_eval_stereo.core.values import parse_model_args
 from lm_eval_stereo.hooks import wrap
@@ -57,8 +58,10 @@ def evaluate_wrapper(original: Any) -> Any:
         model = counting_model(lm)
         if model is not None:
             model.__dict__[COUNTS_ATTRIBUTE] = Counter()
+        reset_resent_counts(lm)
         results = original(*args, **kwargs)
         add_unanswered_counts(lm, tasks, results)
+        add_resent_counts(lm, tasks, results)
         return results
 
     evaluate._lm_eval_stereo = True  # type: ignore[attr-defined]
