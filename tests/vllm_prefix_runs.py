@@ -1,6 +1,7 @@
 """Three ``lm_eval`` runs of the same documents on one ``--model vllm-prefix`` engine (``python vllm_prefix_runs.py
 OUTPUT MODEL_ARGS SAMPLES_JSON INCLUDE_PATH``, run by :mod:`test_vllm_prefix` with the vLLM venv's interpreter), each
-written as lm_eval's command line writes it, under ``OUTPUT/<run>``:
+written as lm_eval's command line writes it, under ``OUTPUT/<run>``, with the prompt tokens it sent and read from the
+cache (``prompt_tokens.json``):
 
 - ``prefix``: the prefix cache emptied first, then the requests read it (``--model vllm-prefix`` as a user runs it);
 - ``warm``: again, on the cache the first run left (every request's prompt is cached but for its last token, so most
@@ -35,6 +36,7 @@ def main(output: Path, model_args: str, samples: dict[str, list[int]], include_p
             if run == "prefix":
                 lm.model.reset_prefix_cache()
             lm.reads_prefix_cache = run != "vllm"
+            before = dict(lm.prompt_tokens)
             results = lm_eval.simple_evaluate(
                 model=lm, tasks=list(samples), samples=samples, log_samples=True, task_manager=manager
             )
@@ -45,6 +47,8 @@ def main(output: Path, model_args: str, samples: dict[str, list[int]], include_p
             tracker.save_results_aggregated(results=results, samples=logged)
             for task in results["configs"]:
                 tracker.save_results_samples(task_name=task, samples=logged[task])
+            tokens = {kind: count - before.get(kind, 0) for kind, count in lm.prompt_tokens.items()}
+            (output / run / "prompt_tokens.json").write_text(json.dumps(tokens))
     finally:
         shut_down_engines()
 

@@ -149,6 +149,8 @@ class LocalCompletionsPrefix(LocalCompletionsAPI):
             self._request_tasks = None
 
     def _loglikelihood_tokens(self, requests: list, **kwargs: Any) -> list[tuple[float, bool]]:
+        if not requests:
+            return []
         if self._reads_cache is None:
             self._reads_cache, lacking = self.server_reads_cache()
             if not self._reads_cache:
