@@ -16,6 +16,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from lm_eval_stereo.core.unanswered import write_task_counts
+
 #: the per-task count of log-likelihood requests re-sent with the prefix cache skipped
 RESENT = "requests_resent"
 #: the attribute of a model that holds its per-task counts of re-sent requests
@@ -56,10 +58,24 @@ def add_resent_counts(lm: Any, tasks: dict[str, Any], results: dict | None) -> N
     model = resending_model(lm)
     if model is None or not results or "results" not in results:
         return
-    counts = model.__dict__.get(COUNTS_ATTRIBUTE, Counter())
-    for name, task in tasks.items():
-        metrics = results["results"].get(name)
-        if getattr(task, "OUTPUT_TYPE", None) not in SCORING_TYPES or metrics is None:
-            continue
-        filters = [key.partition(",")[2] for key in metrics if "," in key]
-        metrics[f"{RESENT},{filters[0] if filters else 'none'}"] = counts.get(name, 0)
+    write_task_counts(results, tasks, SCORING_TYPES, RESENT, model.__dict__.get(COUNTS_ATTRIBUTE, Counter()))
+
+
+class RequestTasks:
+    """A mixin for an lm_eval model whose ``_loglikelihood_tokens`` (which lm_eval hands token requests without
+    their task) counts per task: ``loglikelihood`` records each request's task name for :meth:`request_tasks`."""
+
+    _request_tasks: list | None = None
+
+    def loglikelihood(self, requests: list, disable_tqdm: bool = False) -> list[tuple[float, bool]]:
+        self._request_tasks = [getattr(request, "task_name", None) for request in requests]
+        try:
+            return super().loglikelihood(requests, disable_tqdm=disable_tqdm)  # type: ignore[misc]
+        finally:
+            self._request_tasks = None
+
+    def request_tasks(self, count: int) -> list[str | None]:
+        """The task of each of the ``count`` token requests being scored (lm_eval's ``loglikelihood`` hands them
+        over one per request, in order); None each where they came otherwise (``loglikelihood_rolling``'s windows)."""
+        tasks = self._request_tasks
+        return list(tasks) if tasks is not None and len(tasks) == count else [None] * count

@@ -24,7 +24,7 @@ from typing import Any
 
 from lm_eval.models.openai_completions import LocalCompletionsAPI
 
-from lm_eval_stereo.core.prefix_cache import count_resent, reaches_continuation
+from lm_eval_stereo.core.prefix_cache import RequestTasks, count_resent, reaches_continuation
 from lm_eval_stereo.hooks import fail
 from lm_eval_stereo.vllm_plugin import OPT_IN
 
@@ -76,7 +76,7 @@ def usable(output: Any, context_length: int) -> bool:
     return bool(values) and len(values) == len(tops) and all(v is not None and t for v, t in zip(values, tops))
 
 
-class LocalCompletionsPrefix(LocalCompletionsAPI):
+class LocalCompletionsPrefix(RequestTasks, LocalCompletionsAPI):
     """``local-completions`` reading a vLLM server's prefix cache (see the module docstring)."""
 
     #: its per-task counts of re-sent requests go into the results (:mod:`lm_eval_stereo.core.prefix_cache`)
@@ -91,7 +91,6 @@ class LocalCompletionsPrefix(LocalCompletionsAPI):
             )
         self._reads_cache: bool | None = None  # asked at the first log-likelihood request
         self._opt_in = False
-        self._request_tasks: list | None = None
 
     def set_cache_hook(self, cache_hook: Any) -> None:
         super().set_cache_hook(_ResendsNotStored(cache_hook))
@@ -141,13 +140,6 @@ class LocalCompletionsPrefix(LocalCompletionsAPI):
             )
         return True, ""
 
-    def loglikelihood(self, requests: list, disable_tqdm: bool = False) -> list[tuple[float, bool]]:
-        self._request_tasks = [getattr(request, "task_name", None) for request in requests]
-        try:
-            return super().loglikelihood(requests, disable_tqdm=disable_tqdm)
-        finally:
-            self._request_tasks = None
-
     def _loglikelihood_tokens(self, requests: list, **kwargs: Any) -> list[tuple[float, bool]]:
         if not requests:
             return []
@@ -160,7 +152,7 @@ class LocalCompletionsPrefix(LocalCompletionsAPI):
                 )
         if not self._reads_cache:
             return super()._loglikelihood_tokens(requests, **kwargs)
-        tasks = self._request_tasks if self._request_tasks and len(self._request_tasks) == len(requests) else None
+        tasks = self.request_tasks(len(requests))
         self._opt_in = True
         try:
             answers = list(super()._loglikelihood_tokens(requests, **kwargs))
@@ -170,5 +162,5 @@ class LocalCompletionsPrefix(LocalCompletionsAPI):
         if again:
             for i, answer in zip(again, super()._loglikelihood_tokens([requests[i] for i in again], **kwargs)):
                 answers[i] = answer
-            count_resent(self, [tasks[i] if tasks else None for i in again])
+            count_resent(self, [tasks[i] for i in again])
         return answers

@@ -32,7 +32,7 @@ from typing import Any
 from lm_eval.models.vllm_causallms import VLLM
 from vllm import SamplingParams
 
-from lm_eval_stereo.core.prefix_cache import count_resent, reaches_continuation
+from lm_eval_stereo.core.prefix_cache import RequestTasks, count_resent, reaches_continuation
 from lm_eval_stereo.hooks import fail
 
 eval_logger = logging.getLogger(__name__)
@@ -88,7 +88,7 @@ def check_block_size(value: Any) -> int:
     return size
 
 
-class VLLMPrefix(VLLM):
+class VLLMPrefix(RequestTasks, VLLM):
     """lm_eval's ``vllm`` backend whose log-likelihood requests read the prefix cache (see the module docstring)."""
 
     #: its per-task counts of re-sent requests go into the results (:mod:`lm_eval_stereo.core.prefix_cache`)
@@ -106,7 +106,6 @@ class VLLMPrefix(VLLM):
                 "or a model vLLM serves without it): every log-likelihood request is forwarded whole, as --model vllm "
                 "does"
             )
-        self._request_tasks: list | None = None
         #: prompt tokens sent and read from the cache by the log-likelihood requests so far (re-sent ones included)
         self.prompt_tokens = Counter()
 
@@ -119,13 +118,6 @@ class VLLMPrefix(VLLM):
             return bool(config.cache_config.enable_prefix_caching)
         return str(engine_args.get("enable_prefix_caching", True)).lower() not in ("false", "0")
 
-    def loglikelihood(self, requests: list, disable_tqdm: bool = False) -> list[tuple[float, bool]]:
-        self._request_tasks = [getattr(request, "task_name", None) for request in requests]
-        try:
-            return super().loglikelihood(requests, disable_tqdm=disable_tqdm)
-        finally:
-            self._request_tasks = None
-
     @staticmethod
     def dispatch_order(inputs: list[list[int]]) -> list[int]:
         """The order the requests are sent in: their token sequences sorted, so that the requests that share a
@@ -137,7 +129,7 @@ class VLLMPrefix(VLLM):
     ) -> list[tuple[float, bool]]:
         if not self.reads_prefix_cache:
             return super()._loglikelihood_tokens(requests, disable_tqdm=disable_tqdm)
-        tasks = self._request_tasks if self._request_tasks and len(self._request_tasks) == len(requests) else None
+        tasks = self.request_tasks(len(requests))
         max_context = self.max_length - 1  # vLLM requires at least one generation token
         inputs, context_lengths = [], []
         for _, context, continuation in requests:
@@ -168,7 +160,7 @@ class VLLMPrefix(VLLM):
                 for i, output in zip(again, outputs):
                     answers[i] = self._parse_logprobs(tokens=inputs[i], outputs=output, ctxlen=context_lengths[i])
                 resent += again
-        count_resent(self, [tasks[i] if tasks else None for i in resent])
+        count_resent(self, [tasks[i] for i in resent])
         for (cache_key, _, _), answer in zip(requests, answers):
             if cache_key is not None:
                 self.cache_hook.add_partial("loglikelihood", cache_key, answer)
