@@ -46,6 +46,7 @@ from test_vllm import (
     boundary_flags,
     by_document,
     close,
+    completions_args,
     hf_ll,  # noqa: F401 - the fixture: hf on LL_DOCS
     offline_tasks,  # noqa: F401 - the fixture: lm_eval's own bias tasks from the offline mirror
     per_request,
@@ -188,17 +189,18 @@ def server(smollm2, plugin_path, tmp_path_factory):
     served.stop()
 
 
-def prefix_args(smollm2: Path, base: str, num_concurrent: int) -> list[str]:
-    model_args = f"model={smollm2},base_url={base}/v1/completions,tokenizer={smollm2},tokenizer_backend=huggingface"
-    model_args += f",num_concurrent={num_concurrent},max_length={MAX_MODEL_LEN}"
-    return ["--model", "local-completions-prefix", "--model_args", model_args]
+def prefix_args(smollm2: Path, server: PrefixServer | FaultProxy, num_concurrent: int) -> list[str]:
+    """:mod:`test_vllm`'s ``local-completions`` arguments for ``server`` (anything with a ``base`` URL), with
+    ``--model local-completions-prefix``."""
+    _, _, *rest = completions_args(smollm2, server, num_concurrent)
+    return ["--model", "local-completions-prefix", *rest]
 
 
 @pytest.fixture(scope="module")
 def served_prefix(smollm2, server, offline_tasks, tmp_path_factory) -> tuple[LmEvalRun, float]:  # noqa: F811
     """``local-completions-prefix`` on LL_DOCS, and the prefix-cache hits the server counted meanwhile."""
     before = server.hits()
-    args = [*prefix_args(smollm2, server.base, 4), *offline_tasks, *samples_arg(LL_DOCS)]
+    args = [*prefix_args(smollm2, server, 4), *offline_tasks, *samples_arg(LL_DOCS)]
     run = run_lm_eval(args, tmp_path_factory.mktemp("served_prefix"), env=ENV)
     return run, server.hits() - before
 
@@ -223,7 +225,7 @@ def test_the_server_read_its_prefix_cache_and_the_run_counts_what_it_re_sent(ser
 
 def test_use_cache_answers_a_repeated_run_without_a_log_likelihood_request(smollm2, server, tmp_path):
     cache = tmp_path / "cache" / "requests"
-    args = [*prefix_args(smollm2, server.base, 1), *samples_arg(FEW_DOCS), "--use_cache", str(cache)]
+    args = [*prefix_args(smollm2, server, 1), *samples_arg(FEW_DOCS), "--use_cache", str(cache)]
     first = run_lm_eval(args, tmp_path / "first", env=ENV)
     before = server.posts()
     again = run_lm_eval(args, tmp_path / "again", env=ENV)
@@ -246,7 +248,7 @@ def test_server_killed_mid_run_then_resumed_sends_only_what_was_not_stored(smoll
     uninterrupted, _ = served_prefix
     total = sum(len(per_request(uninterrupted, task)) for task in tasks)
     cache = tmp_path / "cache" / "requests"
-    args = [*prefix_args(smollm2, server.base, 1), *samples_arg(tasks), "--use_cache", str(cache)]
+    args = [*prefix_args(smollm2, server, 1), *samples_arg(tasks), "--use_cache", str(cache)]
     before = server.posts()
     command, env = lm_eval_command(args, tmp_path / "killed", env=ENV)
     process = start_lm_eval(command, env, tmp_path / "killed", tmp_path / "killed.log")
@@ -348,7 +350,7 @@ def test_a_server_that_cannot_show_what_it_read_is_scored_uncached(
 ):
     proxy = FaultProxy(server.base, fault)
     try:
-        run = run_lm_eval([*prefix_args(smollm2, proxy.base, 1), *samples_arg(FEW_DOCS)], tmp_path, env=ENV)
+        run = run_lm_eval([*prefix_args(smollm2, proxy, 1), *samples_arg(FEW_DOCS)], tmp_path, env=ENV)
     finally:
         proxy.close()
     uninterrupted, _ = served_prefix
