@@ -113,11 +113,21 @@ def register() -> None:
     protocol there would only cost start-up time)."""
     if COMPLETIONS_PROTOCOL not in sys.modules:
         return  # not an API server: the engine core and the workers need nothing
-    from vllm.entrypoints.openai.completion.protocol import CompletionRequest
-    from vllm.v1.engine.logprobs import LogprobsProcessor
+    try:
+        from vllm.entrypoints.openai.completion.protocol import CompletionRequest
+        from vllm.v1.engine.logprobs import LogprobsProcessor
 
-    from lm_eval_stereo.hooks import wrap  # the one wrapper the plugin's hooks of lm_eval use too
+        from lm_eval_stereo.hooks import wrap  # the one wrapper the plugin's hooks of lm_eval use too
 
-    wrap(CompletionRequest, "to_sampling_params", sampling_params_wrapper)
-    wrap(LogprobsProcessor, "from_new_request", new_request_wrapper)
-    wrap(LogprobsProcessor, "update_from_output", update_wrapper)
+        wrap(CompletionRequest, "to_sampling_params", sampling_params_wrapper)
+        wrap(LogprobsProcessor, "from_new_request", new_request_wrapper)
+        wrap(LogprobsProcessor, "update_from_output", update_wrapper)
+    except (ImportError, AttributeError, KeyError) as exc:  # another vLLM: the server runs on, its cache unread
+        import logging
+
+        logging.getLogger(__name__).warning(
+            "lm-eval-stereo: the vLLM plugin found no place to hook into this vLLM (%s: %s); opted-in requests do not "
+            "read the prefix cache (the client then scores them uncached)",
+            type(exc).__name__,
+            exc,
+        )

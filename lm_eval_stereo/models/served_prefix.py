@@ -26,6 +26,7 @@ from lm_eval.models.openai_completions import LocalCompletionsAPI
 
 from lm_eval_stereo.core.prefix_cache import RequestTasks, count_resent, reaches_continuation
 from lm_eval_stereo.hooks import fail
+from lm_eval_stereo.hooks.api_models import redact_url
 from lm_eval_stereo.vllm_plugin import OPT_IN
 
 eval_logger = logging.getLogger(__name__)
@@ -147,7 +148,7 @@ class LocalCompletionsPrefix(RequestTasks, LocalCompletionsAPI):
             self._reads_cache, lacking = self.server_reads_cache()
             if not self._reads_cache:
                 eval_logger.warning(
-                    f"lm-eval-stereo: --model local-completions-prefix: {self.base_url}: {lacking}; every "
+                    f"lm-eval-stereo: --model local-completions-prefix: {redact_url(str(self.base_url))}: {lacking}; every "
                     "log-likelihood request is scored uncached, as --model local-completions scores it"
                 )
         if not self._reads_cache:
