@@ -68,10 +68,17 @@ def add_unanswered_counts(lm: Any, tasks: dict[str, Any], results: dict | None) 
     model = counting_model(lm)
     if model is None or not results or "results" not in results:
         return
-    counts = model.__dict__.get(COUNTS_ATTRIBUTE, Counter())
-    for name, task in tasks.items():
-        metrics = results["results"].get(name)
-        if getattr(task, "OUTPUT_TYPE", None) != "generate_until" or metrics is None:
+    write_task_counts(results, tasks, ("generate_until",), UNANSWERED, model.__dict__.get(COUNTS_ATTRIBUTE, Counter()))
+
+
+def write_task_counts(
+    results: dict, tasks: dict[str, Any], output_types: tuple[str, ...], name: str, counts: Counter
+) -> None:
+    """Write ``counts`` (per task name) as the metric ``name`` of every task of ``output_types`` in ``results`` (0
+    where a task has none), under the filter of the task's other metrics."""
+    for task_name, task in tasks.items():
+        metrics = results["results"].get(task_name)
+        if getattr(task, "OUTPUT_TYPE", None) not in output_types or metrics is None:
             continue
         filters = [key.partition(",")[2] for key in metrics if "," in key]
-        metrics[f"{UNANSWERED},{filters[0] if filters else 'none'}"] = counts.get(name, 0)
+        metrics[f"{name},{filters[0] if filters else 'none'}"] = counts.get(task_name, 0)

@@ -28,6 +28,7 @@ from typing import Any
 
 from lm_eval_stereo.core import model_arguments
 from lm_eval_stereo.core.credentials import redact_mapping, redact_model_args
+from lm_eval_stereo.core.prefix_cache import add_resent_counts, reset_resent_counts
 from lm_eval_stereo.core.unanswered import COUNTS_ATTRIBUTE, add_unanswered_counts, counting_model
 from lm_eval_stereo.hooks import wrap
 from lm_eval_stereo.hooks.api_models import check_scoring_tasks
@@ -47,8 +48,10 @@ def evaluate_wrapper(original: Any) -> Any:
         model = counting_model(lm)
         if model is not None:
             model.__dict__[COUNTS_ATTRIBUTE] = Counter()
+        reset_resent_counts(lm)
         results = original(*args, **kwargs)
         add_unanswered_counts(lm, tasks, results)
+        add_resent_counts(lm, tasks, results)
         return results
 
     evaluate._lm_eval_stereo = True  # type: ignore[attr-defined]
