@@ -240,7 +240,7 @@ def scoring_wrapper(original: Any) -> Any:
             url = redact_url(str(self.base_url or ""))
             text = " ".join(str(exc).split())
             reason = type(exc).__name__ + (f": {text[:100].rsplit(' ', 1)[0]} ..." if len(text) > 100 else f": {text}")
-            sys.stderr.write("\n")  # after lm_eval's progress bar, which ends in no newline
+            close_progress_bars()
             fail(
                 f"log-likelihood requests to {url} failed after {self.max_retries} tries ({reason}); no results "
                 "written. With --use_cache the answered ones are kept: the same command sends only the rest"
@@ -248,6 +248,16 @@ def scoring_wrapper(original: Any) -> Any:
 
     _loglikelihood_tokens._lm_eval_stereo = True  # type: ignore[attr-defined]
     return _loglikelihood_tokens
+
+
+def close_progress_bars() -> None:
+    """Close lm_eval's open progress bars before a one-line error: a bar left open redraws itself as the interpreter
+    exits, after the error, which is then no longer the last line."""
+    from tqdm import tqdm
+
+    for bar in list(getattr(tqdm, "_instances", ())):
+        bar.close()
+    sys.stderr.write("\n")  # a bar that is not closed by this (another tqdm) ends in no newline
 
 
 def _placeholder() -> Unanswered:
@@ -279,7 +289,7 @@ def check_answering_model(lm: Any, outputs: Any) -> None:
         first = lm.__dict__.setdefault(ANSWERING_MODEL, named)
         if named != first:
             url = redact_url(str(lm.base_url or ""))
-            sys.stderr.write("\n")  # after lm_eval's progress bar, which ends in no newline
+            close_progress_bars()
             fail(
                 f"{url} answered as two models, {first!r} and then {named!r}: every replica behind one endpoint must "
                 "serve the same model; no results written"
