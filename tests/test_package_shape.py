@@ -364,11 +364,11 @@ def test_the_target_check_sees_an_unlisted_and_a_stale_row() -> None:
 
 
 def test_the_plugin_backends_are_registered_subclasses_of_lm_eval_s_lm() -> None:
+    from importlib.util import find_spec
+
     from lm_eval.api.model import LM
 
     from lm_eval_stereo.hooks.registry import PLUGIN_MODELS
-
-    from importlib.util import find_spec
 
     checked = []
     for name, target in PLUGIN_MODELS.items():

