@@ -81,6 +81,14 @@ def tokens_of(setup: dict, lm: Any, requests: list, before: dict[str, float]) ->
 
 
 def main(setup: dict, rows: dict[str, list], repetitions: int, model: str) -> None:
+    """:func:`measure`, every vLLM engine it starts shut down when it ends (:mod:`lm_eval_stereo.hooks.vllm`)."""
+    from lm_eval_stereo.hooks.vllm import shut_down_engines_started_within
+
+    with shut_down_engines_started_within():
+        measure(setup, rows, repetitions, model)
+
+
+def measure(setup: dict, rows: dict[str, list], repetitions: int, model: str) -> None:
     import lm_eval
     from lm_eval.tasks import TaskManager
 
@@ -102,37 +110,29 @@ def main(setup: dict, rows: dict[str, list], repetitions: int, model: str) -> No
         return tokenized(requests, *args, **kwargs)
 
     lm.loglikelihood, lm._loglikelihood_tokens = timed_scoring, recording
-    try:
-        for row, (tasks, limit) in rows.items():
-            seconds, ll_seconds, computed = [], [], []
-            for repetition in range(repetitions + 1):
-                reset_cache(setup, lm)
-                phase.clear()
-                recorded.clear()
-                before = counters(setup, lm)
-                start = time.perf_counter()
-                results = lm_eval.simple_evaluate(model=lm, tasks=tasks, limit=limit, task_manager=manager,
-                                                  bootstrap_iters=0, log_samples=True)  # fmt: skip
-                if repetition:
-                    seconds.append(time.perf_counter() - start)
-                    ll_seconds.append(sum(phase))
-                    computed.append(tokens_of(setup, lm, recorded, before))
-            values = {
-                f"{task}|{sample['doc_id']}|{n}": float(response[0][0])
-                for task, samples in results["samples"].items()
-                for sample in samples
-                for n, response in enumerate(sample["resps"])
-            }
-            numbers = {
-                task: {k: v for k, v in m.items() if isinstance(v, float)} for task, m in results["results"].items()
-            }
-            print(json.dumps({"row": row, "seconds": seconds, "ll_seconds": ll_seconds, "tokens": computed[-1],
-                              "values": values, "metrics": numbers}), flush=True)  # fmt: skip
-    finally:
-        if setup["model"].startswith("vllm"):
-            from lm_eval_stereo.hooks.vllm import shut_down_engines
-
-            shut_down_engines()
+    for row, (tasks, limit) in rows.items():
+        seconds, ll_seconds, computed = [], [], []
+        for repetition in range(repetitions + 1):
+            reset_cache(setup, lm)
+            phase.clear()
+            recorded.clear()
+            before = counters(setup, lm)
+            start = time.perf_counter()
+            results = lm_eval.simple_evaluate(model=lm, tasks=tasks, limit=limit, task_manager=manager,
+                                              bootstrap_iters=0, log_samples=True)  # fmt: skip
+            if repetition:
+                seconds.append(time.perf_counter() - start)
+                ll_seconds.append(sum(phase))
+                computed.append(tokens_of(setup, lm, recorded, before))
+        values = {
+            f"{task}|{sample['doc_id']}|{n}": float(response[0][0])
+            for task, samples in results["samples"].items()
+            for sample in samples
+            for n, response in enumerate(sample["resps"])
+        }
+        numbers = {task: {k: v for k, v in m.items() if isinstance(v, float)} for task, m in results["results"].items()}
+        print(json.dumps({"row": row, "seconds": seconds, "ll_seconds": ll_seconds, "tokens": computed[-1],
+                          "values": values, "metrics": numbers}), flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

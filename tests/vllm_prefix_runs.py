@@ -26,12 +26,13 @@ def main(output: Path, model_args: str, samples: dict[str, list[int]], include_p
     from lm_eval.tasks import TaskManager
 
     from lm_eval_stereo.core.values import parse_model_args
-    from lm_eval_stereo.hooks.vllm import shut_down_engines
+    from lm_eval_stereo.hooks.vllm import shut_down_engines_started_within
 
-    lm = get_model("vllm-prefix").create_from_arg_string(model_args, {"batch_size": "auto"})
-    # the tasks read the model arguments as lm_eval's command line hands them over (merged into the metadata)
-    manager = TaskManager(include_path=include_path, metadata=parse_model_args(model_args))
-    try:
+    # the engine ends with the block, before the interpreter is torn down (lm_eval_stereo.hooks.vllm)
+    with shut_down_engines_started_within():
+        lm = get_model("vllm-prefix").create_from_arg_string(model_args, {"batch_size": "auto"})
+        # the tasks read the model arguments as lm_eval's command line hands them over (merged into the metadata)
+        manager = TaskManager(include_path=include_path, metadata=parse_model_args(model_args))
         for run in ("prefix", "warm", "vllm"):
             if run == "prefix":
                 lm.model.reset_prefix_cache()
@@ -49,8 +50,6 @@ def main(output: Path, model_args: str, samples: dict[str, list[int]], include_p
                 tracker.save_results_samples(task_name=task, samples=logged[task])
             tokens = {kind: count - before.get(kind, 0) for kind, count in lm.prompt_tokens.items()}
             (output / run / "prompt_tokens.json").write_text(json.dumps(tokens))
-    finally:
-        shut_down_engines()
 
 
 if __name__ == "__main__":
