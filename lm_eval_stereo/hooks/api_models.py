@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import socket
 import sys
 import time
@@ -290,6 +291,8 @@ def check_answering_model(lm: Any, outputs: Any) -> None:
         if named != first:
             url = redact_url(str(lm.base_url or ""))
             close_progress_bars()
+            # the other requests in flight are cancelled as the run ends: lm_eval would log each as "retrying"
+            logging.getLogger("lm_eval.models.api_models").disabled = True
             fail(
                 f"{url} answered as two models, {first!r} and then {named!r}: every replica behind one endpoint must "
                 "serve the same model; no results written"
