@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections import Counter
 from types import ModuleType
@@ -70,8 +71,12 @@ def simple_evaluate_wrapper(original: Any) -> Any:
 
     @functools.wraps(original)
     def simple_evaluate(*args: Any, **kwargs: Any) -> Any:
-        given = parameters.bind_partial(*args, **kwargs).arguments.get("model_args")
-        with model_arguments.passing(given), shut_down_engines_started_within():
+        bound = parameters.bind_partial(*args, **kwargs).arguments
+        # a model object (``model=lm``) was built from arguments this call never sees (a caller's TaskManager
+        # metadata may carry them): they stay unknown, and only near misses of an option are refused
+        known = isinstance(bound.get("model", "hf"), str)
+        held = model_arguments.passing(bound.get("model_args")) if known else contextlib.nullcontext()
+        with held, shut_down_engines_started_within():
             results = original(*args, **kwargs)
         if not isinstance(results, dict):
             return results
