@@ -141,7 +141,8 @@ def inventory(
                 texts.update(request_texts(task, limit))
             train_bpe_tokenizer(sorted(texts)).save_pretrained(folder)
             tokenizer = folder
-        with model_arguments.passing({"tokenizer": tokenizer}):
+        # what the caller hands the tasks besides their options (e.g. pretrained=) is model arguments, as lm_eval passes
+        with model_arguments.passing({**metadata, "tokenizer": tokenizer}):
             built = sorted(leaf_tasks(tasks, {**metadata, "tokenizer": tokenizer}), key=lambda item: item[0])
         lm = stand_in_lm(AutoTokenizer.from_pretrained(tokenizer), max_length)
         return [count_task(name, task, lm, hidden_size, limit) for name, task in built]

@@ -70,7 +70,7 @@ def _argument(run: Run, key: str, value: object) -> str:
     recorded the dtype the weights were loaded in (``config.model_dtype``), else ``key default``."""
     if value is not None:
         return f"{key}={value}"
-    loaded = run.facts.get("model_dtype")
+    loaded = run.number_facts.get("model_dtype")
     if key in ("dtype", "torch_dtype") and loaded:
         return f"{key} default ({loaded.removeprefix('torch.')})"
     return f"{key} default"
