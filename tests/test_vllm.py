@@ -454,7 +454,10 @@ def test_a_replica_killed_mid_run_the_run_completes_through_the_other(smollm2, v
     pair = vllm_replicas.ready()
     survivor, victim = pair.servers
     before = [server.posts() for server in pair.servers]
-    process = start_run([*completions_args(smollm2, pair.base, 2), *samples_arg(FAULT_DOCS)], tmp_path / "killed")
+    concurrent = 2
+    process = start_run(
+        [*completions_args(smollm2, pair.base, concurrent), *samples_arg(FAULT_DOCS)], tmp_path / "killed"
+    )
     wait_for(lambda: victim.posts() - before[1] >= 3, process, tmp_path / "killed.log")
     victim.kill()
     survivor_at_kill = survivor.posts()
@@ -464,7 +467,12 @@ def test_a_replica_killed_mid_run_the_run_completes_through_the_other(smollm2, v
     assert survivor.posts() > survivor_at_kill, "the replica was killed after the last request"
     answered = [server.posts() - was for server, was in zip(pair.servers, before)]
     run = LmEvalRun(status, "", log, *read_outputs(tmp_path / "killed"), tmp_path / "killed")
-    assert sum(answered) == requests_of(one_server, FAULT_DOCS) + PROBE, answered  # none lost, none answered twice
+    # None lost: every request was answered by one replica or the other. The victim's access log may also hold an
+    # answer that the kill cut on its way to HAProxy (uvicorn logs a response as it starts sending it); HAProxy sends
+    # that request again (retry-on empty-response), so at most the requests in flight at the kill are counted twice.
+    # lm_eval itself saw one answer per request: the scores equal one server's, below.
+    expected = requests_of(one_server, FAULT_DOCS) + PROBE
+    assert expected <= sum(answered) <= expected + concurrent, answered
     assert_same_as_one_server(run, one_server)
 
 
