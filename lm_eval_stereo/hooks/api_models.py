@@ -20,7 +20,9 @@ run against any such server with these changes (installed by :func:`install` and
   refusal, a content filter) gives an :class:`Unanswered` empty text instead of ending the run: the task scores it as
   the empty output it is (undetermined or empty, by its own rules), lm_eval's ``--use_cache`` never stores it (a
   resumed run asks again, :class:`lm_eval_stereo.hooks.answer_cache.AnswerCache`), and the results count it per task
-  (:mod:`lm_eval_stereo.core.unanswered`, also for ``replay``'s ``null`` recordings);
+  (:mod:`lm_eval_stereo.core.unanswered`, also for ``replay``'s ``null`` recordings); an answer that names another
+  ``model`` than the endpoint's first answer did (two models behind one load balancer) stops the run in one line
+  naming both (:func:`check_answering_model`);
 - the run (:func:`check_scoring_tasks`): a log-likelihood task on a chat-completions model, or on a completions
   endpoint that returns no prompt log-probabilities, stops before the first request with one line naming the
   endpoint and what it lacks; a log-likelihood request that fails after the retries stops the run in one line
@@ -266,16 +268,59 @@ def cut_at_stops(text: str, stops: list[str]) -> str:
     return text
 
 
-def parse_wrapper(original: Any) -> Any:
-    """``parse_generations`` that gives None for a failed request and cuts the text at the request's stop strings
-    (``original`` may be a ``staticmethod``)."""
+#: the attribute of an API model that holds the ``model`` its endpoint's first answer named
+ANSWERING_MODEL = "_lm_eval_stereo_answering_model"
+
+
+def check_answering_model(lm: Any, outputs: Any) -> None:
+    """Stop the run in one line (exit status 2) when an answer names another ``model`` than the endpoint's first
+    answer did: two models behind one endpoint (a load balancer before replicas that do not all serve the same model)
+    would mix their numbers into one result. Checked before the answer is used or cached, so ``--use_cache`` holds
+    the first model's answers only."""
+    for answer in outputs if isinstance(outputs, list) else [outputs]:
+        named = answer.get("model") if isinstance(answer, dict) else None
+        if not isinstance(named, str):
+            continue
+        first = lm.__dict__.setdefault(ANSWERING_MODEL, named)
+        if named != first:
+            url = redact_url(str(lm.base_url or ""))
+            sys.stderr.write("\n")  # after lm_eval's progress bar, which ends in no newline
+            fail(
+                f"{url} answered as two models, {first!r} and then {named!r}: every replica behind one endpoint must "
+                "serve the same model; no results written"
+            )
+
+
+def _unwrapped(original: Any) -> tuple[Any, bool]:
+    """The function of ``original`` and whether it was a ``staticmethod`` (called then without ``self``)."""
     static = isinstance(original, staticmethod)
-    function = original.__func__ if static else original
+    return (original.__func__ if static else original), static
+
+
+def logprobs_wrapper(original: Any) -> Any:
+    """``parse_logprobs`` that first checks which model answered (:func:`check_answering_model`)."""
+    function, static = _unwrapped(original)
+
+    @functools.wraps(function)
+    def parse_logprobs(self: Any, outputs: Any, **kwargs: Any) -> list:
+        check_answering_model(self, outputs)
+        return function(outputs=outputs, **kwargs) if static else function(self, outputs=outputs, **kwargs)
+
+    parse_logprobs._lm_eval_stereo = True  # type: ignore[attr-defined]
+    return parse_logprobs
+
+
+def parse_wrapper(original: Any) -> Any:
+    """``parse_generations`` that gives None for a failed request, checks which model answered
+    (:func:`check_answering_model`) and cuts the text at the request's stop strings (``original`` may be a
+    ``staticmethod``)."""
+    function, static = _unwrapped(original)
 
     @functools.wraps(function)
     def parse_generations(self: Any, outputs: Any, **kwargs: Any) -> list:
         if isinstance(outputs, dict) and outputs.get("lm_eval_stereo_failed"):
             return [None] * int(outputs.get("prompts", 1))
+        check_answering_model(self, outputs)
         texts = function(outputs=outputs, **kwargs) if static else function(self, outputs=outputs, **kwargs)
         stops = getattr(self, "_lm_eval_stereo_stop", [])
         return [text if text is None or isinstance(text, Unanswered) else cut_at_stops(text, stops) for text in texts]
@@ -386,8 +431,12 @@ def install(module: ModuleType) -> None:
 
 def install_openai_completions(module: ModuleType) -> None:
     """Every class of lm_eval's ``openai_completions`` that builds requests or reads answers: no empty ``stop``, a
-    seed per repeat, the text cut at the stop strings."""
-    wrappers = {"_create_payload": payload_wrapper, "parse_generations": parse_wrapper}
+    seed per repeat, the text cut at the stop strings, every answer from the model the first one named."""
+    wrappers = {
+        "_create_payload": payload_wrapper,
+        "parse_generations": parse_wrapper,
+        "parse_logprobs": logprobs_wrapper,
+    }
     for value in list(vars(module).values()):
         if isinstance(value, type):
             for name, wrapper in wrappers.items():
