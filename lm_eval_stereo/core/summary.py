@@ -21,9 +21,8 @@ from typing import Any, ClassVar
 
 from lm_eval.api.task import ConfigurableTask
 
-from lm_eval_stereo.core import model_arguments, registry
+from lm_eval_stereo.core import model_arguments, registry, truncation
 from lm_eval_stereo.core import options as task_options
-from lm_eval_stereo.core import truncation
 from lm_eval_stereo.core.extras import Extra
 from lm_eval_stereo.core.metrics import MetricSet, register_table
 from lm_eval_stereo.core.model_tokenizer import check_local_tokenizer

@@ -12,7 +12,8 @@
   (:mod:`lm_eval_stereo.core.model_arguments`), so every one of them is accepted as a model argument.
 - ``--model_args api_key=...`` (or ``auth_token``, ``token``, ``header``, a ``base_url`` with ``user:key@`` or a
   key in its query) would reach ``config.model_args`` and every ``configs.<task>.metadata`` of the results file, and
-  every report made from it: ``simple_evaluate`` redacts them (:mod:`lm_eval_stereo.core.credentials`).
+  every report made from it: ``simple_evaluate`` redacts them (:mod:`lm_eval_stereo.core.credentials`), and while
+  it runs they are replaced in every log record (its own "Initializing ... with arguments" line among them).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from types import ModuleType
 from typing import Any
 
 from lm_eval_stereo.core import model_arguments
-from lm_eval_stereo.core.credentials import redact_mapping, redact_model_args
+from lm_eval_stereo.core.credentials import hidden, redact_mapping, redact_model_args, secrets_of
 from lm_eval_stereo.core.unanswered import COUNTS_ATTRIBUTE, add_unanswered_counts, counting_model
 from lm_eval_stereo.hooks import wrap
 from lm_eval_stereo.hooks.api_models import check_scoring_tasks
@@ -54,7 +55,7 @@ def simple_evaluate_wrapper(original: Any) -> Any:
     """lm_eval's ``simple_evaluate`` that tells the tasks it builds which keys of their metadata are the model
     arguments the caller passed (:func:`lm_eval_stereo.core.model_arguments.passing`), and whose results carry no
     credentials: neither in ``config.model_args`` nor in any task's ``configs.<task>.metadata``, where lm_eval copies
-    the model arguments (:mod:`lm_eval_stereo.core.credentials`)."""
+    the model arguments (:mod:`lm_eval_stereo.core.credentials`), nor in any log record while it runs."""
     import inspect
 
     parameters = inspect.signature(original)
@@ -62,7 +63,7 @@ def simple_evaluate_wrapper(original: Any) -> Any:
     @functools.wraps(original)
     def simple_evaluate(*args: Any, **kwargs: Any) -> Any:
         given = parameters.bind_partial(*args, **kwargs).arguments.get("model_args")
-        with model_arguments.passing(given):
+        with model_arguments.passing(given), hidden(secrets_of(given)):
             results = original(*args, **kwargs)
         if not isinstance(results, dict):
             return results
