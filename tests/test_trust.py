@@ -1,9 +1,10 @@
 """Trust at scale (issue 54), through ``lm_eval`` on the tiny seeded model: model arguments known from what the user
-passed, files kept inside ``--output_path``, the ``--use_cache`` file read as data. The served cases (credentials in
+passed, files kept inside ``--output_path``, the ``--use_cache`` file read as data, requests longer than ``hf``'s
+``max_length`` counted. The served cases (credentials in
 every file a served run writes, served answers checked) are in ``tests/test_served.py``, beside the real server.
 
-CPU cost (2-core machine, the forked ``lm_eval`` runs): about 10 runs of a few seconds each on 1-2 documents of
-``gest_en`` and one in-process ``simple_evaluate``: about a minute in all.
+CPU cost (2-core machine, the forked ``lm_eval`` runs): about 12 runs of a few seconds each on 1-2 documents of
+``gest_en`` (and ``rubia_lgbtq``) and one in-process ``simple_evaluate``: about a minute in all.
 """
 
 from __future__ import annotations
@@ -209,3 +210,35 @@ def test_a_damaged_foreign_or_malformed_cache_file_stops_in_one_line_and_runs_no
         run = cached_run(tiny_causal, cache, tmp_path / cache.stem)
         assert_stopped(run, f"lm-eval-stereo: --use_cache: {cache} {problem}", prefix=True)
     assert not ran.exists()
+
+
+# --- 7. requests longer than the model's window, counted (hf) ------------------------------------------------------
+
+
+def test_hf_requests_longer_than_max_length_are_counted_scored_cut_or_not_at_all(tiny_causal, tmp_path, capsys):
+    """``max_length=24``: every request of gest_en's first two documents (contexts of 28-57 tokens) is scored on its
+    context cut from the left, as lm_eval's ``hf`` cuts it; RuBia's sentences (the continuation, 25 tokens and more)
+    do not fit at all: lm_eval ended the run in a bare ``AssertionError``, they are now not scored (``unscored``).
+    Both counted per task as ``truncated``, one warning line, the report's caveat; a rerun from ``--use_cache`` reads
+    the answers with their marks (the same counts)."""
+    from lm_eval_stereo.cli import main
+
+    args = hf_args(tiny_causal, "max_length=24")
+    args[args.index(TASK)] = f"{TASK},rubia_lgbtq"
+    args += ["--log_samples", "--use_cache", str(tmp_path / "cache")]
+    first = run_lm_eval(args, tmp_path / "first")
+    again = run_lm_eval(args, tmp_path / "again")
+    assert "Requests remaining: 0" in again.stderr
+    for run in (first, again):
+        assert "Traceback" not in run.stderr
+        assert (run.metric(TASK, "truncated"), run.metric(TASK, "count"), run.metric(TASK, "unscored")) == (2, 2, 0)
+        rubia = ("truncated", "count", "unscored")
+        assert tuple(run.metric("rubia_lgbtq", name) for name in rubia) == (2, 0, 2)
+    assert [sample["resps"] for sample in again.samples[TASK]] == [sample["resps"] for sample in first.samples[TASK]]
+    assert (
+        "hf: 12 request(s) longer than the model's window of 24 tokens: 8 scored on their context cut from the left, 4 "
+        "not scored (the continuation alone is longer); counted per task as 'truncated': raise max_length in "
+        "--model_args" in first.stderr
+    )
+    assert main(["report", str(tmp_path / "first"), "--details"]) == 0
+    assert "truncated = 2: items with a request longer than the model's window" in capsys.readouterr().out

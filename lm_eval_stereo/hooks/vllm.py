@@ -10,6 +10,10 @@ protocols as the other backends run them (installed by :func:`install` when lm_e
   sent k times) carries ``seed + k`` (``seed``: the backend's ``--model_args seed=``, lm_eval's default 1234), as
   :mod:`lm_eval_stereo.hooks.api_models` seeds the served ones: the samples do not depend on how vLLM schedules the
   batch, and a repeated run gives the same texts;
+- truncation (:func:`lm_eval_stereo.core.truncation.window_wrapper`): a log-likelihood request longer than
+  ``max_model_len - 1`` tokens (vLLM generates one) is scored on its context cut from the left and marked, one whose
+  continuation alone is that long is not scored (lm_eval: a raw ``AttributeError`` from ``_parse_logprobs``), both
+  counted per task as ``truncated`` and shown as the report's caveat;
 - shutdown (:func:`shut_down_engines`): after ``lm_eval`` has written its results, every engine the run started is
   shut down, and the engine client's daemon threads joined, while the interpreter is whole. Left to vLLM's
   ``weakref.finalize`` at exit, the engine client (its output thread, the thread that monitors the engine core
@@ -29,6 +33,7 @@ from collections import Counter
 from types import ModuleType
 from typing import Any
 
+from lm_eval_stereo.core import truncation
 from lm_eval_stereo.hooks import fail, wrap
 
 #: the backends started in this process (weak: one that is gone needs no shutdown)
@@ -123,6 +128,8 @@ def shut_down_engines() -> int:
 
 def install(module: ModuleType) -> None:
     """lm_eval's in-process ``vllm`` backend: an engine that cannot start named in one line, a seed per sampled
-    repeat, the engine shut down after the run (by :mod:`lm_eval_stereo.hooks.cli`)."""
+    repeat, requests longer than ``max_model_len`` counted, the engine shut down after the run (by
+    :mod:`lm_eval_stereo.hooks.cli`)."""
     wrap(module.VLLM, "__init__", init_wrapper)
     wrap(module.VLLM, "generate_until", generate_wrapper)
+    wrap(module.VLLM, "_loglikelihood_tokens", lambda original: truncation.window_wrapper(original, -1, "vllm"))
