@@ -42,7 +42,7 @@ DEMO_GEN_LIMIT ?= 8
 DEMO_OUT ?= .cache/demo-results
 LM_EVAL := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/lm_eval
 
-.PHONY: venv demo demo-smollm2 demo-tiny test lint bench bench-gpu clean check-data gemma3 eee-validator vllm-venv
+.PHONY: venv demo demo-smollm2 demo-tiny test test-quick test-data lint bench bench-gpu clean check-data gemma3 eee-validator vllm-venv
 
 # SmolLM2-135M-Instruct as a float32 model folder (the GGUF's sha256 is verified before use)
 $(REAL_MODELS_DIR)/smollm2/config.json: | $(VENV)/.installed
@@ -129,15 +129,24 @@ eee-validator:
 	$(EEE_PYTHON) -m venv $(EEE_VALIDATOR)
 	$(EEE_VALIDATOR)/bin/pip install --quiet "every-eval-ever==0.3.0"
 
-test: $(VENV)/.installed
-	@$(MAKE) --no-print-directory vllm-venv >/dev/null || echo "make vllm-venv failed: the vLLM tests (tests/test_vllm*.py) will skip"
+# the whole suite on 2 workers; each run ends with the CPU-seconds of every test file (tests/cpu_report.py)
+PYTEST = PATH="$$PATH:$(abspath $(EEE_VALIDATOR))/bin" \
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LM_EVAL_STEREO_DATA_DIR=$(TEST_DATA_DIR) \
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
+
+test-data: $(VENV)/.installed
 	@if [ -z "$(strip $(LM_EVAL_STEREO_DATA_DIR))" ]; then \
 		echo "no offline mirror (LM_EVAL_STEREO_DATA_DIR unset, no $(SHARED_DATA)): fetching the pinned data first"; \
 		$(BIN)/lm-eval-stereo data fetch && $(BIN)/lm-eval-stereo data mirror $(TEST_DATA); \
 	fi
-	PATH="$$PATH:$(abspath $(EEE_VALIDATOR))/bin" \
-	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LM_EVAL_STEREO_DATA_DIR=$(TEST_DATA_DIR) \
-		$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
+
+test: $(VENV)/.installed test-data
+	@$(MAKE) --no-print-directory vllm-venv >/dev/null || echo "make vllm-venv failed: the vLLM tests (tests/test_vllm*.py) will skip"
+	$(PYTEST)
+
+# the inner loop: every test that starts no engine or server (tests/tiers.py: one that does fails here, unmarked)
+test-quick: $(VENV)/.installed test-data
+	LM_EVAL_TESTS_TIER=quick $(PYTEST) -m "not engine"
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check lm_eval_stereo tests bench scripts

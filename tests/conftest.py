@@ -7,6 +7,14 @@ from pathlib import Path
 
 import pytest
 from lm_eval_runner import REPO, LmEvalRun, shared_data_dir  # noqa: F401  (re-exported for tests)
+from tiers import ENGINE
+
+#: CPU-seconds per test file at the end of every run (:mod:`cpu_report`)
+pytest_plugins = ("cpu_report",)
+
+#: the files of the vLLM tier: one unit of work for xdist (:func:`pytest_xdist_make_scheduler`), so that they share
+#: one pair of served replicas (:func:`vllm_replicas`)
+VLLM_TIER = "test_vllm"
 
 #: the longest units of work, scheduled first in this order (see :func:`pytest_collection_modifyitems`): the SmolLM2
 #: tier (the parity tests are collected in it) and the vLLM tier (its engines start in the file's own processes)
@@ -14,9 +22,12 @@ LONGEST_FILES = ("test_real_models_tier.py", "test_vllm.py")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Share the cores among xdist workers: each worker (and every ``lm_eval`` it starts) gets cores ÷ workers
+    """Register the engine tier's marker (:mod:`tiers`) and share the cores among xdist workers: each worker (and every ``lm_eval`` it starts) gets cores ÷ workers
     threads unless ``OMP_NUM_THREADS`` is set. Two workers each running torch on every core of a 2-core machine took
     43 s for what one thread each does in 15 s."""
+    config.addinivalue_line(
+        "markers", f"{ENGINE}: starts an engine or a server (tests/tiers.py); make test-quick skips it"
+    )
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if workers > 1 and "OMP_NUM_THREADS" not in os.environ:
         os.environ["OMP_NUM_THREADS"] = str(max(1, len(os.sched_getaffinity(0)) // workers))
@@ -29,6 +40,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     groups in ``Item._nodeid``, which pytest 9 no longer reads: every test becomes its own unit.)"""
     first = {name: rank for rank, name in enumerate(LONGEST_FILES)}
     items.sort(key=lambda item: first.get(item.path.name, len(first)))  # stable: the rest keep their order
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """With ``--dist loadfile``: every ``tests/test_vllm*.py`` file in one unit of work (one worker), the other files
+    one unit each, as xdist makes them."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class VllmTierTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return "tests/test_vllm.py" if Path(scope).name.startswith(VLLM_TIER) else scope
+
+    return VllmTierTogether(config, log)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -84,3 +111,19 @@ def smollm2_prefix_run(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) 
     from real_runs import PREFIX_TASKS, run_tasks
 
     return run_tasks(smollm2, "hf-prefix", PREFIX_TASKS, tmp_path_factory.mktemp("smollm2_hf_prefix"))
+
+
+@pytest.fixture(scope="session")
+def vllm_replicas(smollm2: Path, tmp_path_factory: pytest.TempPathFactory):
+    """Two ``vllm serve`` replicas of SmolLM2 behind HAProxy (:mod:`vllm_replicas`), started at the first served vLLM
+    test and stopped at the end of the session; a test calls ``.ready()`` before using them."""
+    from vllm_replicas import HAPROXY, Replicas
+
+    if not Path(HAPROXY).exists():
+        pytest.skip("no HAProxy: apt-get install haproxy (.ci/run installs it)")
+    pair = Replicas(smollm2, tmp_path_factory.mktemp("vllm_replicas"))
+    try:
+        pair.start()
+        yield pair
+    finally:
+        pair.stop()

@@ -19,9 +19,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tiers import starting
+
 from lm_eval_stereo.hooks.tasks import ONLY_PLUGIN_TASKS_ENV
 
 REPO = Path(__file__).resolve().parents[1]
+#: a model folder whose weights are larger than this is a real pretrained model (the seeded tiny models weigh KB)
+REAL_MODEL_BYTES = 20_000_000
 
 
 def free_port() -> int:
@@ -66,12 +70,32 @@ def lm_eval_command(
     lm_eval indexes only the plugin's tasks and ``--include_path`` (``LM_EVAL_STEREO_ONLY_PLUGIN_TASKS=1``, about 10 s
     less start-up per run) unless ``env`` sets that variable: the discovery tests run the full index."""
     program = list(launcher) or [str(Path(sys.executable).parent / executable)]
+    engine = started_engine(args)
+    if engine:
+        starting(engine)
     output_dir.mkdir(parents=True, exist_ok=True)
     return [*program, *args, "--output_path", str(output_dir)], {
         **os.environ,
         ONLY_PLUGIN_TASKS_ENV: "1",
         **(env or {}),
     }
+
+
+def started_engine(args: Sequence[str]) -> str | None:
+    """What an ``lm_eval`` command line starts of the engine tier (:mod:`tiers`): a vLLM engine (``--model vllm...``)
+    or a real pretrained model loaded in process (a ``pretrained=`` folder with more than :data:`REAL_MODEL_BYTES` of
+    weights; an API model's ``model=`` folder gives only its name and tokenizer); None for the rest."""
+    for flag, value in zip(args, args[1:]):
+        if flag == "--model" and value.startswith("vllm"):
+            return f"a vLLM engine (--model {value})"
+    for arg in args:
+        for part in arg.split(","):
+            name, _, folder = part.partition("=")
+            if name == "pretrained" and folder and Path(folder).is_dir():
+                weights = sum(f.stat().st_size for f in Path(folder).iterdir() if f.suffix in (".safetensors", ".bin"))
+                if weights > REAL_MODEL_BYTES:
+                    return f"lm_eval on a real pretrained model ({folder})"
+    return None
 
 
 def read_outputs(output_dir: Path) -> tuple[dict, dict[str, list[dict]]]:
@@ -230,6 +254,12 @@ def fork_server(env: dict[str, str]) -> ForkServer | None:
             _servers.pop(next(iter(_servers))).close()
         _servers[key] = ForkServer(env)
     return _servers[key] if _servers[key].ready else None
+
+
+def fork_servers_cpu() -> float:
+    """CPU-seconds of the live fork servers and of the children they reaped (:mod:`cpu_report`: a server that ends
+    leaves :data:`_servers` as its figure enters this process's ``RUSAGE_CHILDREN``)."""
+    return sum(server.cpu for server in _servers.values())
 
 
 def server_for(command: list[str], env: dict[str, str]) -> ForkServer | None:

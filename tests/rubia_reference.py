@@ -65,6 +65,16 @@ def import_lmppl(folder: Path) -> types.ModuleType:
     return lmppl
 
 
+def padded_with_eos(model: Path, folder: Path) -> Path:
+    """A copy of ``model`` in ``folder`` whose tokenizer has a pad token (its EOS, which no RuBia sentence holds), so
+    that ``lmppl.LM`` adds no ``<<PAD>>`` row."""
+    transformers.AutoModelForCausalLM.from_pretrained(model).save_pretrained(folder)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(model)
+    tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
 def causal_scorer(lmppl: types.ModuleType, model: Path) -> Any:
     """``lmppl.LM(model)`` with its config the model's own, as under transformers 4 (see the module docstring)."""
     scorer = lmppl.LM(str(model))

@@ -117,7 +117,11 @@ def test_list_gives_every_file_with_its_pin_size_licence_and_cache_state(cache: 
         target.write_bytes(content or (shared_data_dir() / "gest" / path).read_bytes())
     assert main(["data", "list", "--json"]) == 0
     records = {(r["source"], r["path"]): r for r in json.loads(capsys.readouterr().out)}
-    assert len(records) == len(ALL_FILES) == 213
+    # every pinned file of every registered benchmark, once: the list follows the registry
+    assert sorted(records) == sorted((source.name, path) for source, path in ALL_FILES)
+    assert len(records) == len(ALL_FILES)
+    declared = {source.name for bench in registry.benchmarks() for source in bench.sources if source.files}
+    assert {source for source, _ in records} == declared and len(declared) > 10
     assert records["gest", "data/gender_variants.csv"] == {
         "source": "gest",
         "repository": "kinit-sk/gest",

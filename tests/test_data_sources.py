@@ -39,7 +39,8 @@ def test_every_pinned_file_of_the_mirror_matches(monkeypatch):
                     ("gest", "data/gender_variants.csv"),
                     ("mbbq", "answer_detection.py"),
                 }, "only these may be missing"
-    assert checked >= sum(len(s.files) + len(s.mirror_files) for s in registry.SOURCES.values()) - 2 == 221
+    # every pinned file of every registered benchmark's sources is checked but the two the mirror may lack
+    assert checked >= sum(len(s.files) + len(s.mirror_files) for s in registry.SOURCES.values()) - 2 > 200
     assert "/883f005dd9d003a6974e498f435629ec46d931c7/" in registry.get_source(SOURCE).url(PKL)
     assert registry.get_source(SOURCE).url(PKL).startswith("https://raw.githubusercontent.com/slds-lmu/")
     variants = registry.get_source("gest").pin("data/gender_variants.csv")

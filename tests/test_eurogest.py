@@ -279,7 +279,7 @@ def test_hf_prefix_scores_the_reference_tokens_where_strings_cannot(exact_run, t
         ratios, strings_cannot = [], 0
         for item in items:
             m, f, _, stereotype = expected[item["id"]]
-            strings_cannot += not all(request.kept for request in split.requests(tokenizer, m, f))
+            strings_cannot += not all(request.split_kept for request in split.requests(tokenizer, m, f))
             lp_m, lp_f, ratio = reference_sentence(model, tokenizer, m, f)
             assert not item["boundary_mismatch"]
             assert item["lp_m"] == pytest.approx(lp_m, abs=PREFIX_TOL), (lang, item["id"])

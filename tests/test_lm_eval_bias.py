@@ -509,6 +509,7 @@ def test_bbq_on_real_rows_through_lm_eval(second: LmEvalRun) -> None:
     assert cell_verdict(cell, "amb_bias_score_SES") is None  # no row: NaN, no interval
 
 
+@pytest.mark.engine
 def test_smollm2_slice_through_lm_eval(smollm2: Path, offline_tasks: Path, tmp_path) -> None:
     """SmolLM2-135M-Instruct on four documents of esbbq_age, cabbq_age and crows_pairs_english (96 requests): lm_eval's
     figures recomputed exactly, the authors' bias_score.py on the same predictions, an EsBBQ-vs-CaBBQ comparison."""

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Collection
 from pathlib import Path
 
+import lm_eval_targets
 import pytest
 import yaml
 from lm_eval_runner import REPO, run_lm_eval
@@ -52,7 +53,7 @@ def test_every_benchmark_has_its_own_folder_and_a_generator_for_its_languages() 
 
     folders = sorted(path.parent.name for path in tasks_path().glob("*/__init__.py"))
     assert sorted(bench.name for bench in BENCHMARKS) == folders
-    generated = {path.parent.name for path in GENERATORS}
+    generated = {path.parent.name for path in GENERATORS} - {"leaderboard"}  # the leaderboard groups: no benchmark
     assert generated <= set(folders)
     own_tasks = {bench.name for bench in BENCHMARKS if bench.lm_eval_tasks is None}
     assert {bench.name for bench in BENCHMARKS if len(bench.languages) > 1} & own_tasks <= generated
@@ -258,7 +259,7 @@ def test_the_readers_name_no_benchmark(layer: str) -> None:
     assert offenders == []
 
 
-@pytest.mark.parametrize("package", ["report", "models"])
+@pytest.mark.parametrize("package", ["report", "models", "hooks"])
 def test_modules_of_a_package_do_not_import_each_other_in_a_cycle(package: str) -> None:
     """Lazy imports inside functions count too: a cycle hidden in a function is still a cycle."""
     folder = REPO / "lm_eval_stereo" / package
@@ -340,13 +341,106 @@ def test_the_cycle_finder_sees_a_cycle_through_a_function_level_import() -> None
     assert _cycle(chain) == []
 
 
-def test_lm_eval_is_patched_only_by_the_hooks() -> None:
-    patchers = []
-    for path in (REPO / "lm_eval_stereo").rglob("*.py"):
-        text = path.read_text(encoding="utf-8")
-        if "setattr(module." in text or "setattr(owner, " in text or "cls.__init__ = " in text:
-            patchers.append(path.relative_to(REPO).as_posix())
-    assert patchers and all(path.startswith("lm_eval_stereo/hooks/") for path in patchers), patchers
+def test_every_change_to_lm_eval_is_listed_with_its_reason() -> None:
+    """The hooks installed into a fresh lm_eval change exactly the targets ``docs/ARCHITECTURE.md`` lists (those of
+    the modules this environment imports: the ``vllm`` rows where vLLM is installed, ``tests/test_vllm.py``)."""
+    found = lm_eval_targets.run()
+    listed = lm_eval_targets.listed_targets((REPO / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8"))
+    assert len(found["targets"]) >= 28 and "lm_eval.models.huggingface" in found["modules"]
+    expected = lm_eval_targets.expected_targets(listed, found["modules"], list(_autoload._HOOKS))
+    assert sorted(set(found["targets"]) - expected) == [], "changed but not listed in docs/ARCHITECTURE.md"
+    assert sorted(expected - set(found["targets"])) == [], "listed in docs/ARCHITECTURE.md but not changed"
+    assert all((REPO / "lm_eval_stereo" / hook).is_file() for hook in listed.values())
+
+
+def test_the_target_check_sees_an_unlisted_and_a_stale_row() -> None:
+    listed = {"lm_eval.utils.make_table": "hooks/console.py", "lm_eval.models.vllm_causallms.VLLM.__init__": "x"}
+    hooked = ["lm_eval", "lm_eval.utils", "lm_eval.models.vllm_causallms"]
+    assert lm_eval_targets.expected_targets(listed, ["lm_eval", "lm_eval.utils"], hooked) == {
+        "lm_eval.utils.make_table"
+    }
+    everything = ["lm_eval", "lm_eval.utils", "lm_eval.models.vllm_causallms"]
+    assert len(lm_eval_targets.expected_targets(listed, everything, hooked)) == 2
+
+
+def test_the_plugin_backends_are_registered_subclasses_of_lm_eval_s_lm() -> None:
+    from importlib.util import find_spec
+
+    from lm_eval.api.model import LM
+
+    from lm_eval_stereo.hooks.registry import PLUGIN_MODELS
+
+    checked = []
+    for name, target in PLUGIN_MODELS.items():
+        module, _, cls = target.partition(":")
+        if name == "vllm-prefix" and find_spec("vllm") is None:
+            continue  # its base, lm_eval's VLLM, needs vLLM: checked in the vLLM venv (tests/test_vllm_prefix.py)
+        backend = getattr(importlib.import_module(module), cls)
+        assert issubclass(backend, LM) and module.startswith("lm_eval_stereo.models."), name
+        checked.append(name)
+    assert {"hf-mlm", "hf-prefix", "replay", "local-completions-prefix"} <= set(checked)
+
+
+def test_tasks_import_neither_the_start_up_hook_nor_the_hooks() -> None:
+    """A benchmark sits below the start-up hook: what it needs of the hooks' knowledge lives in ``core/``."""
+    forbidden = ("lm_eval_stereo._autoload", "lm_eval_stereo.hooks")
+    modules = _module_names()
+    offenders = {
+        path.relative_to(REPO).as_posix(): sorted(
+            name for name in _imports(path, modules) if name.startswith(forbidden)
+        )
+        for path in tasks_path().rglob("*.py")
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def lm_eval_writes(source: str) -> list[str]:
+    """The attribute writes of ``source`` onto an object it imported from lm_eval: ``X.attr = ...``, ``del X.attr``,
+    ``setattr(X, ...)`` where ``X`` (or the root of ``X.y``) is a name bound by ``import lm_eval...`` or ``from
+    lm_eval... import``."""
+    tree = ast.parse(source)
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names if a.name.split(".")[0] == "lm_eval"}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "lm_eval":
+            names |= {a.asname or a.name for a in node.names}
+
+    def root(node: ast.AST) -> str | None:
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return node.id if isinstance(node, ast.Name) else None
+
+    writes = []
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr"):
+            if node.args and root(node.args[0]) in names:
+                writes.append(ast.unparse(node))
+        writes += [ast.unparse(t) for t in targets if isinstance(t, ast.Attribute) and root(t) in names]
+    return writes
+
+
+def test_models_patch_nothing_of_lm_eval() -> None:
+    """``models/`` holds backends: subclasses, which change lm_eval's objects nowhere (that is ``hooks/``' job)."""
+    writes = {
+        path.relative_to(REPO).as_posix(): lm_eval_writes(path.read_text(encoding="utf-8"))
+        for path in (REPO / "lm_eval_stereo" / "models").rglob("*.py")
+    }
+    assert {path: found for path, found in writes.items() if found} == {}
+    assert not list((REPO / "lm_eval_stereo").rglob("validate_*.py"))  # development scripts live in scripts/
+
+
+def test_the_write_check_sees_a_patch() -> None:
+    source = (
+        "import lm_eval.models.huggingface as hf\nfrom lm_eval.api.model import LM\nfrom x import Y\n"
+        "def f(self):\n    hf.HFLM.x = 1\n    setattr(LM, 'y', 2)\n    LM.z += 1\n    self.w = 3\n    Y.v = 4\n"
+    )
+    assert sorted(lm_eval_writes(source)) == ["LM.z", "hf.HFLM.x", "setattr(LM, 'y', 2)"]
     assert not list((REPO / "lm_eval_stereo").rglob("validate_*.py"))  # development scripts live in scripts/
 
 

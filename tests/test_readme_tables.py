@@ -36,6 +36,21 @@ def test_every_benchmark_and_every_declared_source_is_in_the_readme() -> None:
     assert "KoBBQ: Korean Bias Benchmark for Question Answering" in citations and "EuroGEST:" in citations
 
 
+def test_the_report_pages_benchmark_table_reads_every_declaration() -> None:
+    """docs/REPORT.md's benchmarks table: a row per registered benchmark, each metric set's headlines with the ideals
+    and directions its declaration gives (generated; a stale one fails ``--check``)."""
+    page = (REPO / "docs" / "REPORT.md").read_text(encoding="utf-8")
+    assert readme_tables.render(page, readme_tables.REPORT_TABLES, "docs/REPORT.md") == page
+    table = readme_tables._marked("benchmarks").search(page).group(2)
+    rows = [line for line in table.splitlines() if line.startswith("| [")]
+    assert [row.split("](", 1)[0][3:] for row in rows] == [bench.title for bench in registry.benchmarks()]
+    stereoset = rows[0]
+    assert "`stereoset_multi.scores`: `lms` ↑, **`ss`** (50), `icat` ↑" in stereoset
+    assert "`rubia.shares`: **`biased`** (0.5)" in rows[[b.name for b in registry.benchmarks()].index("rubia")]
+    leakage = rows[[b.name for b in registry.benchmarks()].index("stereotype_leakage")]
+    assert "`stereotype_leakage.regression`: **`n_leaks`** (0)" in leakage  # no interval: its directed metrics
+
+
 def test_protocols_and_tasks_are_read_from_the_yamls_and_classes() -> None:
     def protocols(name: str) -> list[str]:
         return readme_tables.catalogue(tasks_path() / name).protocols()
@@ -46,6 +61,9 @@ def test_protocols_and_tasks_are_read_from_the_yamls_and_classes() -> None:
     gest = readme_tables.catalogue(tasks_path() / "gest")
     assert gest.protocols(["gest_mt"]) == [readme_tables.GENERATION]
     assert sorted(gest.leaves("gest_mt")) == sorted(f"gest_mt_{lang}" for lang in gest_mt_languages())
+    leakage = readme_tables.catalogue(tasks_path() / "stereotype_leakage")
+    causal = leakage.causal_loglikelihood()  # scripts/run_real_models.py's tasks: no seq2seq (mT5) task
+    assert sorted(causal) == sorted(f"stereotype_leakage_{lang}" for lang in ("en", "ru", "zh", "hi"))
     assert readme_tables.short_reference("Jin, Kim, Lee (2024). KoBBQ. TACL.") == "Jin et al. 2024"
     assert readme_tables.short_reference("Nangia, Vania (2020). X. Y.") == "Nangia and Vania 2020"
 

@@ -226,7 +226,7 @@ def test_the_options_file_must_reproduce_the_accuracies(tmp_path):
     first_ambiguous["loglikelihoods"][2] = 0.0  # an unknown wording now the likeliest: acc_ambig 1/8, not 0
     options.write_text(json.dumps(tasks), encoding="utf-8")
     from lm_eval_stereo.report import build_report
+    from lm_eval_stereo.tasks.lm_eval_bias.findings import findings
 
-    report = build_report([str(run)])
     with pytest.raises(SystemExit, match="esbbq_age: option_loglikelihoods.json does not reproduce"):
-        script.lm_eval_bias_findings(report, [row.label for row in report.rows])
+        findings(script.PageKit(build_report([str(run)]), {}))

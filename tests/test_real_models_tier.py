@@ -30,6 +30,7 @@ LIMIT = FAMILY_DOCS
 TOL = 1e-4
 REL = 5e-5
 FALLBACK = "scoring with the plain hf path"
+pytestmark = pytest.mark.engine
 
 
 @pytest.fixture(scope="module", params=["smollm2", "gemma3"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -205,3 +206,45 @@ def test_results_of_lm_evals_own_tasks_only_are_said_so(tmp_path):
     assert not math.isnan(float(parse_tables(proc.stdout)["mmlu"]["org/model-a"]["acc ↑"].split(" ")[0]))
     shutil.rmtree(tmp_path / "org__model-b")
     assert "they hold only lm_eval's own tasks" in report_cli(tmp_path).stderr
+
+
+def test_the_markdown_and_the_html_page_hold_their_sections_in_the_one_order(runs):
+    """Both outputs render :data:`~lm_eval_stereo.report.sections.SECTIONS` in its order (they drifted apart once:
+    "Bias next to capability" after the rankings in the markdown, after the summary in the HTML)."""
+    from html import unescape
+
+    from lm_eval_stereo.report.html import render_html
+    from lm_eval_stereo.report.sections import SECTIONS
+
+    report = build_report([runs[0]])
+    order = [section.key for section in SECTIONS]
+    by_heading = {heading: section.key for section in SECTIONS for heading in section.headings}
+    markdown = [by_heading[h] for h in re.findall(r"^## (.+)$", render_markdown(report, details=True), re.M)
+                if h in by_heading]  # fmt: skip
+    page = [by_heading.get(unescape(h), {s.title: s.key for s in SECTIONS}.get(unescape(h)))
+            for h in re.findall(r"<h2>(.+?)</h2>", render_html(report, []))]  # fmt: skip
+    assert None not in page
+    for shown in (markdown, page):
+        keys = list(dict.fromkeys(shown))
+        assert keys == sorted(keys, key=order.index)
+        assert {"results", "headlines", "capability_summary", "details", "lm_eval_tasks", "provenance"} <= set(keys)
+    assert list(dict.fromkeys(markdown)) == list(dict.fromkeys(page))
+
+
+def test_every_section_is_rendered_from_the_one_list(monkeypatch):
+    """Each renderer holds a part for every section (the markdown all but the figures) and renders them in the order
+    of SECTIONS, whatever a report holds: each part replaced by its key, the outputs are the list itself."""
+    from lm_eval_stereo.report import html, markdown
+    from lm_eval_stereo.report.sections import SECTIONS
+
+    order = [section.key for section in SECTIONS]
+    assert list(html.HTML_SECTIONS) == order
+    assert list(markdown.MARKDOWN_SECTIONS) == [s.key for s in SECTIONS if s.where != "html"]
+    for key in order:
+        monkeypatch.setitem(html.HTML_SECTIONS, key, lambda report, figures, key=key: [f"[{key}]"])
+        if key in markdown.MARKDOWN_SECTIONS:
+            monkeypatch.setitem(markdown.MARKDOWN_SECTIONS, key, lambda report, key=key: [f"[{key}]"])
+    monkeypatch.setattr(markdown, "results_markdown", lambda report: ["[results]"])
+    report = build_report([FIXTURES])
+    assert re.findall(r"\[(\w+)\]", html.render_html(report, [])) == order
+    assert re.findall(r"\[(\w+)\]", markdown.render_markdown(report, details=True)) == order[:6] + order[7:]

@@ -15,7 +15,8 @@ from lm_eval_stereo.core.truncation import TRUNCATED
 from lm_eval_stereo.report import build_report
 from lm_eval_stereo.report.model import Cell, Row
 from lm_eval_stereo.results import legacy
-from lm_eval_stereo.results.run import Run, load_run, load_runs, newest_runs
+from lm_eval_stereo.results.run import Run, load_run, load_runs
+from lm_eval_stereo.results.selection import select_runs
 from lm_eval_stereo.tasks.gest.metrics import MT_METRICS
 from lm_eval_stereo.tasks.stereoset_multi.metrics import METRICS as STEREOSET
 
@@ -99,7 +100,7 @@ def test_a_metric_names_its_interval_kind():
         MetricSet("x", (ideal("p", 0.5, interval="agresti-coull"),), lambda items: {"p": 0.5}).compute([])
 
 
-def test_newest_runs_is_the_one_rule(tmp_path):
+def test_the_run_selection_is_the_one_rule(tmp_path):
     """Per model and task the newest run; with ``all_runs`` every run; ``tasks`` limits what a run offers."""
     older, newer = stereoset_results(), stereoset_results()
     newer["date"] = 2.0
@@ -107,13 +108,13 @@ def test_newest_runs_is_the_one_rule(tmp_path):
     (tmp_path / "results_a.json").write_text(json.dumps(older))
     (tmp_path / "results_b.json").write_text(json.dumps(newer))
     runs, _ = load_runs([tmp_path])
-    chosen = {run.path.name: tasks for run, tasks in newest_runs(runs)}
+    chosen = {run.path.name: tasks for run, tasks in select_runs(runs).chosen}
     assert chosen == {
         "results_a.json": ["stereoset_multi_en"],
         "results_b.json": ["stereoset_multi", "stereoset_multi_de"],
     }
-    assert len(newest_runs(runs, all_runs=True)) == 2
-    only_de = newest_runs(runs, tasks=lambda run: [t for t in run.tasks if t.endswith("_de")])
+    assert len(select_runs(runs, all_runs=True).chosen) == 2
+    only_de = select_runs(runs, tasks=lambda run: [t for t in run.tasks if t.endswith("_de")]).chosen
     assert [(run.path.name, tasks) for run, tasks in only_de] == [("results_b.json", ["stereoset_multi_de"])]
 
 

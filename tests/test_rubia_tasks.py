@@ -11,7 +11,7 @@ import pytest
 import torch
 from fixtures_mlm import tiny_bert  # noqa: F401  (session fixture)
 from lm_eval_runner import LmEvalRun, run_lm_eval
-from rubia_reference import causal_nll, causal_scorer, import_lmppl, masked_nll
+from rubia_reference import causal_nll, causal_scorer, import_lmppl, masked_nll, padded_with_eos
 from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
 from lm_eval_stereo.tasks.rubia import data
@@ -40,12 +40,7 @@ def tiny(tiny_causal):
 @pytest.fixture(scope="module")
 def padded_copy(tiny_causal, tmp_path_factory) -> Path:
     """The tiny model with a pad token (its EOS, which no RuBia sentence holds): ``lmppl.LM`` adds no ``<<PAD>>``."""
-    folder = tmp_path_factory.mktemp("tiny_padded")
-    AutoModelForCausalLM.from_pretrained(tiny_causal).save_pretrained(folder)
-    tokenizer = AutoTokenizer.from_pretrained(tiny_causal)
-    tokenizer.pad_token = tokenizer.eos_token
-    tokenizer.save_pretrained(folder)
-    return folder
+    return padded_with_eos(tiny_causal, tmp_path_factory.mktemp("tiny_padded"))
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +99,7 @@ def test_hf_prefix_scores_every_sentence_as_lmppl(prefix_run, lmppl, padded_copy
             assert (item["domain"], item["task_type"]) == (pair["domain"], pair["task_type"])
             for side in ("pro", "anti"):
                 text = pair[side]
-                strings_cannot += not sentence_request(tokenizer, text).kept
+                strings_cannot += not sentence_request(tokenizer, text).split_kept
                 reference = math.log(scorer.get_perplexity([text])[0])
                 assert item[f"nll_{side}"] == pytest.approx(reference, abs=TOL), (domain, item["id"], side)
                 assert item[f"nll_{side}"] == pytest.approx(causal_nll(model, tokenizer, text), abs=TOL)
@@ -121,7 +116,7 @@ def test_hf_scores_what_strings_can_say_and_flags_the_rest(hf_run, prefix_run, t
         flagged = 0
         for item in _items(hf_run, task):
             pair = pairs[item["id"]]
-            kept = all(sentence_request(tokenizer, pair[side]).kept for side in ("pro", "anti"))
+            kept = all(sentence_request(tokenizer, pair[side]).split_kept for side in ("pro", "anti"))
             assert item["boundary_mismatch"] == (not kept)
             flagged += not kept
             if kept:
@@ -175,7 +170,7 @@ def test_smollm2s_tokenizer_splits_most_first_letters(smollm2):
     the reference's tokens (the first Cyrillic letter split into two byte tokens); ``hf-prefix`` scores them all."""
     tokenizer = AutoTokenizer.from_pretrained(smollm2)
     sentences = [row[side] for row in data.load_rows() for side in ("pro", "anti")]
-    off = [text for text in sentences if not sentence_request(tokenizer, text).kept]
+    off = [text for text in sentences if not sentence_request(tokenizer, text).split_kept]
     assert (len(off), len(sentences)) == (3352, 4442)
     assert all(sentence_request(tokenizer, text).reference for text in sentences)
     first = tokenizer("Готовить", return_offsets_mapping=True)["offset_mapping"][:2]
@@ -234,5 +229,5 @@ def test_a_tokenizer_that_adds_a_bos_gets_it_as_lm_evals_prefix_token(tiny_causa
         ids = tokenizer(text)["input_ids"]
         assert ids[0] == tokenizer.bos_token_id and ids[1:] == tokenizer(text, add_special_tokens=False)["input_ids"]
         request = sentence_request(tokenizer, text)
-        assert (request.context, request.kept, request.reference) == ("", True, ((ids[0],), tuple(ids[1:])))
-        assert not sentence_request(tokenizer, text, add_special_tokens=True).kept
+        assert (request.context, request.split_kept, request.reference) == ("", True, ((ids[0],), tuple(ids[1:])))
+        assert not sentence_request(tokenizer, text, add_special_tokens=True).split_kept

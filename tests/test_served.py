@@ -150,6 +150,7 @@ def texts(sample: dict) -> list[str]:
     return [text for response in sample["resps"] for text in response]
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("task", sorted(GREEDY))
 def test_greedy_texts_scores_and_metrics_equal_the_in_process_run(served_run, hf_run, task):
     served, local = by_document(served_run, task), by_document(hf_run, task)
@@ -167,6 +168,7 @@ def test_greedy_texts_scores_and_metrics_equal_the_in_process_run(served_run, hf
     assert served_run.metric(task, "unanswered") == 0
 
 
+@pytest.mark.engine
 def test_sampled_protocols_are_answered_and_repeats_are_distinct_samples(served_run):
     for task in SAMPLED:
         filter_key = "persona" if "persona" in task else "none"
@@ -180,6 +182,7 @@ def test_sampled_protocols_are_answered_and_repeats_are_distinct_samples(served_
     assert len(set(repeats)) > 1, repeats
 
 
+@pytest.mark.engine
 def test_answers_transformers_serve_cut_at_max_gen_toks_are_counted_and_shown_as_a_caveat(served_run, smollm2, capsys):
     """``--gen_kwargs max_gen_toks=8``: every answer of the served run stops at the limit (``transformers serve``
     answers ``finish_reason: "length"``; each text is at least 8 tokens of the model's tokenizer, so none ended by
@@ -199,6 +202,7 @@ def test_answers_transformers_serve_cut_at_max_gen_toks_are_counted_and_shown_as
     assert caveat in report and "raise max_gen_toks in --gen_kwargs" in report
 
 
+@pytest.mark.engine
 def test_the_report_and_export_read_a_served_run_and_no_file_holds_a_key(served_run, server, smollm2, tmp_path, capsys):
     """Every file the served run wrote (results, samples, the ``--use_cache`` database), the report's Markdown, HTML
     and JSON, the export's records, and the console of all of them: none holds any of the credentials
@@ -258,6 +262,7 @@ def test_missing_api_packages_are_named_in_one_line(smollm2, tmp_path):
     assert last == 'lm-eval-stereo: --model local-chat-completions needs tenacity: pip install "lm-eval-stereo[api]"'
 
 
+@pytest.mark.engine
 def test_log_likelihood_tasks_stop_before_any_request_on_a_server_without_prompt_logprobs(
     served_model, server, tmp_path
 ):
@@ -284,6 +289,7 @@ def test_log_likelihood_tasks_stop_before_any_request_on_a_server_without_prompt
     assert run.results == {}
 
 
+@pytest.mark.engine
 def test_server_killed_mid_run_then_resumed_with_use_cache_ends_as_an_uninterrupted_run(
     served_model, server, served_run, tmp_path, capsys
 ):

@@ -416,7 +416,7 @@ def test_boundary_mismatches_count_the_splits_a_tokenizer_merges() -> None:
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    from lm_eval_stereo.tasks.stereotype_leakage.task_causal import boundary_kept
+    from lm_eval_stereo.core.reference_requests import lm_eval_encoding
 
     alphabet = pre_tokenizers.ByteLevel.alphabet()
     pieces = ["gr", "ee", "een", "green", "Ġgreen", "Ġi", "Ġis", "It"]
@@ -427,7 +427,7 @@ def test_boundary_mismatches_count_the_splits_a_tokenizer_merges() -> None:
     bpe.decoder = decoders.ByteLevel()
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe)
     requests = [("It is gr", "een."), ("It is", " green."), ("It is ", "green."), ("", "It is green.")]
-    kept = [boundary_kept(tokenizer, *request) for request in requests]
+    kept = [lm_eval_encoding(tokenizer, *request).split_kept for request in requests]
     assert kept == [split_survives(tokenizer, *request) for request in requests] == [False, True, True, True]
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from lm_eval_runner import LmEvalRun, run_lm_eval
-from rubia_reference import causal_nll, causal_scorer, import_lmppl
+from rubia_reference import causal_nll, causal_scorer, import_lmppl, padded_with_eos
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from lm_eval_stereo.core.truncation import REMEDY
@@ -45,12 +45,9 @@ def small_window(tmp_path_factory) -> Path:
 def small_window_tokenizer_limit(tmp_path_factory) -> Path:
     """The same model whose tokenizer says ``model_max_length`` = its window (as GPT-2's does), with a pad token (its
     EOS) so that ``lmppl.LM`` adds no ``<<PAD>>`` row."""
-    folder = build_causal_lm(tmp_path_factory.mktemp("tiny_window_limit"), seed=0, window=WINDOW,
-                             tokenizer_max_length=WINDOW)  # fmt: skip
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    tokenizer.pad_token = tokenizer.eos_token
-    tokenizer.save_pretrained(folder)
-    return folder
+    built = build_causal_lm(tmp_path_factory.mktemp("tiny_window_built"), seed=0, window=WINDOW,
+                            tokenizer_max_length=WINDOW)  # fmt: skip
+    return padded_with_eos(built, tmp_path_factory.mktemp("tiny_window_limit"))
 
 
 @pytest.fixture(scope="module")

@@ -38,12 +38,15 @@ def group_config(group: str, tags: Sequence[str], metric_set: MetricSet | None, 
     return config
 
 
-def render(config: Mapping[str, Any], generator: str) -> str:
-    return HEADER.format(generator=generator) + yaml.safe_dump(dict(config), sort_keys=False, allow_unicode=True)
+def render(config: Mapping[str, Any], generator: str, header: str = HEADER) -> str:
+    return header.format(generator=generator) + yaml.safe_dump(dict(config), sort_keys=False, allow_unicode=True)
 
 
-def write_configs(folder: Path, configs: Mapping[str, Mapping[str, Any]], argv: Sequence[str] | None = None) -> int:
-    """Write ``{file name: config}`` into ``folder`` (or, with ``--check``, report the files that differ)."""
+def write_configs(
+    folder: Path, configs: Mapping[str, Mapping[str, Any]], argv: Sequence[str] | None = None, header: str = HEADER
+) -> int:
+    """Write ``{file name: config}`` into ``folder`` (or, with ``--check``, report the files that differ); ``header``:
+    the comment above each file (``{generator}``: the generator's path)."""
     parser = argparse.ArgumentParser(description=f"generate the task YAMLs of {folder.name}")
     parser.add_argument("--check", action="store_true", help="only report stale or missing files (exit 1)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
@@ -51,7 +54,7 @@ def write_configs(folder: Path, configs: Mapping[str, Mapping[str, Any]], argv: 
     stale = []
     for name, config in configs.items():
         path = folder / name
-        text = render(config, generator)
+        text = render(config, generator, header)
         if args.check:
             if not path.is_file() or path.read_text(encoding="utf-8") != text:
                 stale.append(name)

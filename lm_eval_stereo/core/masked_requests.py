@@ -31,7 +31,7 @@ from typing import Any
 
 from lm_eval.api.instance import Instance
 
-from lm_eval_stereo.core.summary import SummaryTask
+from lm_eval_stereo.core.summary import SummaryTask, instance_kwargs
 
 #: ``masked_span`` modes, see :mod:`lm_eval_stereo.models.masked_lm`
 SPAN_MODES = ("l2r_single", "l2r", "all")
@@ -47,8 +47,7 @@ class MaskedLMTask(SummaryTask):
         raise NotImplementedError
 
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
-        kwargs.pop("apply_chat_template", None)
-        kwargs.pop("chat_template", None)
+        kwargs = instance_kwargs(kwargs)
         return [
             Instance(request_type=request_type, doc=doc, arguments=tuple(arguments), idx=i, **kwargs)
             for i, (request_type, arguments) in enumerate(self.doc_to_requests(doc))

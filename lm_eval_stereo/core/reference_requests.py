@@ -4,9 +4,10 @@ A reference that tokenises a text alone, ``t = tokenizer(text)``, and scores ``l
 ``lp[start:]`` on (the first token is never scored) scores the tokens ``t[k:]``, ``k`` the first index of ``lp[start:]``
 plus one (:func:`first_scored`). lm_eval scores a request ``(context, continuation)`` as
 ``encode(context + continuation)[len(encode(context)):]`` given the context's tokens (an empty context: the model's
-prefix token, BOS or EOS), moving the context's trailing whitespace to the continuation. The request here is
-``context = text[:offset of t[k]]``; whether lm_eval's encoding of it reproduces ``t[:k] | t[k:]`` is checked with the
-same tokenizer and flagged where it does not (:attr:`Request.kept`); the reference's own split travels with the
+prefix token, BOS or EOS), moving the context's trailing whitespace to the continuation (:func:`lm_eval_encoding`, the
+one copy of that rule the tasks use). The request here is ``context = text[:offset of t[k]]``; whether lm_eval's
+encoding of it reproduces ``t[:k] | t[k:]`` is checked with the same tokenizer and flagged where it does not
+(:attr:`Request.split_kept`); the reference's own split travels with the
 instance (:class:`~lm_eval_stereo.core.token_split.TokenSplitInstance`) for the backends that score it exactly.
 """
 
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lm_eval_stereo.core.summary import instance_kwargs
 from lm_eval_stereo.core.token_split import TokenSplit, TokenSplitInstance, token_split
 
 
@@ -26,33 +28,55 @@ def first_scored(start: int, length: int) -> int:
 
 
 @dataclass(frozen=True)
-class Request:
-    """One version's lm_eval request: ``scored``, the number of tokens lm_eval scores (the divisor of the mean);
-    ``kept``: they are exactly the reference's tokens (where not, e.g. a first scored token that starts inside a character,
-    lm_eval also scores the tokens back to the character's start);
-    ``reference``: the reference's context and scored token ids (None: nothing to score)."""
+class LmEvalEncoding:
+    """How lm_eval 0.4.13's HFLM encodes a request ``(context, continuation)`` (``_encode_pair``): ``context``, the
+    tokens of the context with its trailing whitespace moved to the continuation, and ``whole``, those of the context
+    and continuation together; it scores ``whole[len(context):]``. An empty context is the model's prefix token (BOS,
+    else EOS), the continuation encoded alone after it."""
 
-    context: str
-    continuation: str
-    scored: int
-    kept: bool
-    reference: TokenSplit | None = None
+    context: list[int]
+    whole: list[int]
+
+    @property
+    def continuation(self) -> list[int]:
+        """The tokens lm_eval scores."""
+        return self.whole[len(self.context) :]
+
+    @property
+    def split_kept(self) -> bool:
+        """Whether the encoding keeps the request's split: the context's tokens begin the whole's and at least one
+        token is left for the continuation (where the context's last token and the continuation's first merge in the
+        tokenizer, it does not)."""
+        return self.whole[: len(self.context)] == self.context and len(self.whole) > len(self.context)
 
 
-def _lm_eval_split(tokenizer: Any, context: str, continuation: str, add_special_tokens: bool) -> list[list[int]]:
-    """The context and continuation tokens lm_eval 0.4.13's HFLM scores (``_encode_pair``; empty context: prefix
-    token)."""
+def lm_eval_encoding(
+    tokenizer: Any, context: str, continuation: str, add_special_tokens: bool = False
+) -> LmEvalEncoding:
+    """lm_eval's encoding of ``(context, continuation)`` with ``tokenizer`` (``add_special_tokens``: lm_eval's
+    ``add_bos_token`` model argument)."""
 
     def encode(text: str) -> list[int]:
         return tokenizer(text, add_special_tokens=add_special_tokens)["input_ids"]
 
     if not context:
         prefix = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
-        return [[prefix], encode(continuation)]
-    stripped = context.rstrip()
-    continuation = context[len(stripped) :] + continuation
-    whole, head = encode(stripped + continuation), encode(stripped)
-    return [head, whole[len(head) :]]
+        return LmEvalEncoding([prefix], [prefix, *encode(continuation)])
+    return LmEvalEncoding(encode(context.rstrip()), encode(context + continuation))
+
+
+@dataclass(frozen=True)
+class Request:
+    """One version's lm_eval request: ``scored``, the number of tokens lm_eval scores (the divisor of the mean);
+    ``split_kept``: they are exactly the reference's tokens (where not, e.g. a first scored token that starts inside a
+    character, lm_eval also scores the tokens back to the character's start);
+    ``reference``: the reference's context and scored token ids (None: nothing to score)."""
+
+    context: str
+    continuation: str
+    scored: int
+    split_kept: bool
+    reference: TokenSplit | None = None
 
 
 def reference_encoding(tokenizer: Any, text: str, truncation: bool = False) -> tuple[Any, str]:
@@ -79,17 +103,17 @@ def request(
         return Request("", text, 0, False)  # nothing to score (a one-token version): the item is left out
     cut = offsets[k][0]
     context, continuation = text[:cut], text[cut:]
-    head, tail = _lm_eval_split(tokenizer, context, continuation, add_special_tokens)
+    encoding = lm_eval_encoding(tokenizer, context, continuation, add_special_tokens)
     reference = token_split(ids[:k], ids[k:])
-    return Request(context, continuation, len(tail), head == ids[:k] and tail == ids[k:], reference)
+    kept = encoding.context == ids[:k] and encoding.continuation == ids[k:]
+    return Request(context, continuation, len(encoding.continuation), kept, reference)
 
 
 def instances(doc: dict[str, Any], requests: Sequence[Request], **kwargs: Any) -> list[TokenSplitInstance]:
     """lm_eval's ``loglikelihood`` instances of ``requests`` (in order), each carrying the reference's token split;
     ``kwargs``: lm_eval's ``construct_requests`` keywords (its chat-template ones dropped: the texts are scored as
     they are)."""
-    kwargs.pop("apply_chat_template", None)
-    kwargs.pop("chat_template", None)
+    kwargs = instance_kwargs(kwargs)
     return [
         TokenSplitInstance(
             request_type="loglikelihood",

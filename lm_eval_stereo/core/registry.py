@@ -33,6 +33,7 @@ from lm_eval_stereo.core.figures import FigureSpec
 from lm_eval_stereo.core.upstream import Source
 
 if TYPE_CHECKING:
+    from lm_eval_stereo.core.findings import Findings
     from lm_eval_stereo.core.metrics import MetricSet
 
 #: ``(task, its config metadata as the task recorded it) -> MetricSet``: the metric set of a task of this kind (GEST
@@ -106,8 +107,11 @@ class Benchmark:
     where the declaration stays undirected because the target language's own coefficient is expected positive), and
     ``commands``: subcommands of the ``lm-eval-stereo`` console script that only this benchmark has (name ->
     ``main(argv) -> exit status``), ``demo_tasks``: its tasks and groups in each run of ``make demo``
-    (:data:`DEMO_RUNS`; the Makefile reads them with ``scripts/demo_tasks.py``), and ``lm_eval_tasks``: lm_eval's own
-    tasks it declares (:class:`LmEvalTasks`; None for a benchmark of its own tasks)."""
+    (:data:`DEMO_RUNS`; the Makefile reads them with ``scripts/demo_tasks.py``), ``leaderboard``: its tasks and
+    groups in each versioned leaderboard group (:data:`LEADERBOARD_GROUPS`; the group YAMLs are generated from them by
+    ``tasks/leaderboard/_generate_groups.py``), ``findings``: the sentences of its page of docs/REAL_MODELS.md
+    (:data:`~lm_eval_stereo.core.findings.Findings`; None: none), and ``lm_eval_tasks``: lm_eval's own tasks it
+    declares (:class:`LmEvalTasks`; None for a benchmark of its own tasks)."""
 
     name: str
     title: str
@@ -120,6 +124,8 @@ class Benchmark:
     report_ideals: Mapping[str, float] = field(default_factory=dict)
     commands: Mapping[str, Callable[[Sequence[str]], int]] = field(default_factory=dict)
     demo_tasks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    leaderboard: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    findings: Findings | None = None
     lm_eval_tasks: LmEvalTasks | None = None
 
     def __post_init__(self) -> None:
@@ -130,6 +136,11 @@ class Benchmark:
         unknown = sorted(set(self.demo_tasks) - set(DEMO_RUNS))
         if unknown:
             raise ValueError(f"benchmark {self.name}: demo_tasks of unknown runs {unknown}; known: {DEMO_RUNS}")
+        unknown = sorted(set(self.leaderboard) - set(LEADERBOARD_GROUPS))
+        if unknown:
+            raise ValueError(
+                f"benchmark {self.name}: leaderboard tasks of unknown groups {unknown}; known: {LEADERBOARD_GROUPS}"
+            )
 
     def owns(self, task: str) -> bool:
         """Whether ``task`` (a task or group name) matches one of :attr:`task_patterns`."""
@@ -140,6 +151,11 @@ class Benchmark:
 #: causal LM on every task it can run; with SmolLM2, ``scoring`` (log-likelihood, ``--model hf-prefix``),
 #: ``scoring_more`` (the same on more documents, where a statistic needs them) and ``generation`` (the chat template)
 DEMO_RUNS = ("tiny", "scoring", "scoring_more", "generation")
+
+#: the versioned leaderboard groups a benchmark names tasks for (:attr:`Benchmark.leaderboard`; docs/LEADERBOARD.md):
+#: ``stereo_leaderboard``, every log-likelihood benchmark a causal LM can run, and ``stereo_leaderboard_chat``, the
+#: generative protocols
+LEADERBOARD_GROUPS = ("stereo_leaderboard", "stereo_leaderboard_chat")
 
 _REGISTRY: dict[str, Benchmark] = {}
 

@@ -111,6 +111,16 @@ def _named_language(dataset_kwargs: Mapping[str, Any] | None) -> str | None:
     return None
 
 
+#: lm_eval's ``construct_requests`` keywords that an ``Instance`` does not take: the chat template to format with
+CHAT_TEMPLATE_KEYWORDS = ("apply_chat_template", "chat_template")
+
+
+def instance_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """lm_eval's ``construct_requests`` keywords for the ``Instance`` s a plugin task builds: its chat-template ones
+    dropped (the plugin's requests are scored as they are written, never formatted with a chat template)."""
+    return {key: value for key, value in kwargs.items() if key not in CHAT_TEMPLATE_KEYWORDS}
+
+
 class SummaryTask(ConfigurableTask):
     """A YAML task (minus ``class``) whose metrics are the :class:`MetricSet` of :meth:`metric_set`.
 
@@ -130,6 +140,9 @@ class SummaryTask(ConfigurableTask):
     LANGUAGE: ClassVar[str | None] = None
     #: the optional extra of lm-eval-stereo its scoring needs (a language tool), checked before anything is loaded
     EXTRA: ClassVar[Extra | None] = None
+    #: whether it scores an encoder-decoder model's targets (mT5: ``--model hf --model_args backend=seq2seq``), not a
+    #: causal LM's continuations (``scripts/run_real_models.py`` runs the causal log-likelihood tasks)
+    SEQ2SEQ: ClassVar[bool] = False
 
     def __init__(self, config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         config = {key: value for key, value in (config or {}).items() if key != "class"}

@@ -91,14 +91,20 @@ def add_unanswered_counts(lm: Any, tasks: dict[str, Any], results: dict | None) 
     model = counting_model(lm)
     if model is None or not results or "results" not in results:
         return
-    counts = model.__dict__.get(COUNTS_ATTRIBUTE, Counter())
-    served = served_model(model) is not None
-    for name, task in tasks.items():
-        metrics = results["results"].get(name)
-        if getattr(task, "OUTPUT_TYPE", None) != "generate_until" or metrics is None:
+    write_task_counts(results, tasks, ("generate_until",), UNANSWERED, model.__dict__.get(COUNTS_ATTRIBUTE, Counter()))
+    if served_model(model) is not None:
+        cut = Counter({name: _cut_answers(task) for name, task in tasks.items()})
+        write_task_counts(results, tasks, ("generate_until",), CUT_ANSWERS, cut)
+
+
+def write_task_counts(
+    results: dict, tasks: dict[str, Any], output_types: tuple[str, ...], name: str, counts: Counter
+) -> None:
+    """Write ``counts`` (per task name) as the metric ``name`` of every task of ``output_types`` in ``results`` (0
+    where a task has none), under the filter of the task's other metrics."""
+    for task_name, task in tasks.items():
+        metrics = results["results"].get(task_name)
+        if getattr(task, "OUTPUT_TYPE", None) not in output_types or metrics is None:
             continue
         filters = [key.partition(",")[2] for key in metrics if "," in key]
-        filter_key = filters[0] if filters else "none"
-        metrics[f"{UNANSWERED},{filter_key}"] = counts.get(name, 0)
-        if served:
-            metrics[f"{CUT_ANSWERS},{filter_key}"] = _cut_answers(task)
+        metrics[f"{name},{filters[0] if filters else 'none'}"] = counts.get(task_name, 0)

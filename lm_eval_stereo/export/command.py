@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING
 from lm_eval_stereo.cli_args import Parser, input_path, output_folder
 
 if TYPE_CHECKING:
+    import argparse
+
     from lm_eval_stereo.export.collect import RunExport
     from lm_eval_stereo.export.headlines import Omission
     from lm_eval_stereo.export.identity import ModelIdentity
-    from lm_eval_stereo.results.run import Run
+    from lm_eval_stereo.results.selection import RunSelection
 
 #: EEE's ``evaluator_relationship``: the evaluator's relation to the model's developer
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
@@ -76,13 +78,10 @@ class Said:
     why: str
 
 
-def _warnings(runs: list[Run], exports: list[RunExport], all_runs: bool) -> list[Said]:
-    """The files skipped, runs tied or kept apart, and each field of a results file the reader could not use (once
-    per run: :mod:`lm_eval_stereo.results.fields`)."""
-    from lm_eval_stereo.results.run import kept_apart, tied_runs
-
-    found = [] if all_runs else kept_apart(runs) + tied_runs(runs)
-    said = [Said(finding.kind, finding.message.partition(": ")[0], finding.message) for finding in found]
+def _warnings(selection: RunSelection, exports: list[RunExport]) -> list[Said]:
+    """The runs tied or kept apart, and each field of a results file the reader could not use (once per run:
+    :mod:`lm_eval_stereo.results.fields`)."""
+    said = [Said(finding.kind, finding.message.partition(": ")[0], finding.message) for finding in selection.warnings]
     for export in exports:
         problems = {p.message(export.run.path): p for task in export.run.tasks for p in export.run.problems(task)}
         for message, problem in problems.items():  # a file's own problems are every task's: said once
@@ -157,12 +156,63 @@ def _identities(exports: list[RunExport], entries: list[str], availability: str)
     return [identify(export.run, plain, by_pretrained, availability=availability) for export in exports]
 
 
+def _publish(
+    exports: list[RunExport], args: argparse.Namespace, parser: Parser, plain: str | None, by_pretrained: dict
+) -> list[Omission]:
+    """The model-card tables printed, or each run's Every Eval Ever files written (their paths printed); what was
+    not published of them."""
+    from lm_eval_stereo.export.headlines import Omission
+    from lm_eval_stereo.export.identity import IdentityError, display_name
+    from lm_eval_stereo.export.model_card import table
+    from lm_eval_stereo.export.write import write_run
+
+    if args.format == "model-card":
+        names = [display_name(export.run, plain, by_pretrained) for export in exports]
+        print("\n\n".join(table(export, name) for export, name in zip(exports, names) if export.has_plugin_task))
+        return []
+    try:
+        identities = _identities(exports, args.model_id, args.availability)
+    except IdentityError as exc:
+        parser.fail("--model-id", str(exc))
+    omissions = []
+    for export, identity in zip(exports, identities):
+        if not export.headlines:
+            why = "no record: nothing of the run to publish (its tasks are counted)"
+            omissions.append(Omission(export.run.path.name, "", why, "nothing to publish"))
+            continue
+        try:
+            written, omitted = write_run(
+                export, args.output, identity, relationship=args.relationship, organization=args.organization
+            )
+        except OSError as exc:
+            parser.fail("--output", f"{args.output}: cannot be written ({exc.strerror or exc})")
+        omissions += omitted
+        for path in written:
+            print(path)
+    return omissions
+
+
+def _summary(exports: list[RunExport], omissions: list[Omission], warnings: list[Said], details: bool) -> list[str]:
+    """What the export says when it is done: runs and results published, then its omissions and warnings grouped by
+    kind (each with its reason under ``--details``)."""
+    results = sum(len(export.headlines) for export in exports)
+    summary = f"{PROG}: {len(exports)} run(s), {results} result(s) published"
+    if omissions or warnings:
+        summary += f"; {len(omissions)} not published in full, {len(warnings)} warning(s):"
+    lines = [summary, *grouped_lines(omissions, warnings)]
+    if details:
+        lines += [f"{PROG}: every omission and warning:", *_detail_lines(omissions, warnings)]
+    elif omissions or warnings:
+        lines.append(f"{PROG}: each with its reason: --details")
+    return lines
+
+
 def main(argv: list[str]) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.format == "eee" and args.output is None:
         parser.error("argument --output: --format eee needs --output DIR")
-    from lm_eval_stereo.export.identity import IdentityError, display_name, parse_model_ids
+    from lm_eval_stereo.export.identity import IdentityError, parse_model_ids
 
     try:  # a --model-id that is no hub id ends the command before any run is read
         plain, by_pretrained = parse_model_ids(args.model_id)
@@ -170,55 +220,24 @@ def main(argv: list[str]) -> int:
         parser.fail("--model-id", str(exc))
     # imported once the arguments are known to be good: the declarations import every benchmark (and torch)
     from lm_eval_stereo.export.collect import collect
-    from lm_eval_stereo.export.headlines import Omission
-    from lm_eval_stereo.export.model_card import table
-    from lm_eval_stereo.export.write import write_run
-    from lm_eval_stereo.results.run import ReportError, load_runs, newest_runs
+    from lm_eval_stereo.results.run import ReportError, load_runs
+    from lm_eval_stereo.results.selection import select_runs
 
     try:
         runs, skipped = load_runs(args.paths)
     except ReportError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
-    exports = [collect(run, tasks) for run, tasks in newest_runs(runs, args.all_runs)]
+    selection = select_runs(runs, args.all_runs)
+    exports = [collect(run, tasks) for run, tasks in selection.chosen]
     warnings = [Said(f.kind, f.message.partition(": ")[0], f.message) for f in skipped]
-    warnings += _warnings(runs, exports, args.all_runs)
+    warnings += _warnings(selection, exports)
     if not any(export.has_plugin_task for export in exports):
         for warning in warnings:
             print(f"{PROG}: warning: {warning.why}", file=sys.stderr)
         print(f"{PROG}: error: {_no_bias_benchmark(exports)}", file=sys.stderr)
         return 2
     omissions = [omission for export in exports for omission in export.omissions]
-    if args.format == "model-card":
-        names = [display_name(export.run, plain, by_pretrained) for export in exports]
-        print("\n\n".join(table(export, name) for export, name in zip(exports, names) if export.has_plugin_task))
-    else:
-        try:
-            identities = _identities(exports, args.model_id, args.availability)
-        except IdentityError as exc:
-            parser.fail("--model-id", str(exc))
-        for export, identity in zip(exports, identities):
-            if not export.headlines:
-                why = "no record: nothing of the run to publish (its tasks are counted)"
-                omissions.append(Omission(export.run.path.name, "", why, "nothing to publish"))
-                continue
-            try:
-                written, omitted = write_run(
-                    export, args.output, identity, relationship=args.relationship, organization=args.organization
-                )
-            except OSError as exc:
-                parser.fail("--output", f"{args.output}: cannot be written ({exc.strerror or exc})")
-            omissions += omitted
-            for path in written:
-                print(path)
-    results = sum(len(export.headlines) for export in exports)
-    summary = f"{PROG}: {len(exports)} run(s), {results} result(s) published"
-    if omissions or warnings:
-        summary += f"; {len(omissions)} not published in full, {len(warnings)} warning(s):"
-    lines = [summary, *grouped_lines(omissions, warnings)]
-    if args.details:
-        lines += [f"{PROG}: every omission and warning:", *_detail_lines(omissions, warnings)]
-    elif omissions or warnings:
-        lines.append(f"{PROG}: each with its reason: --details")
-    print("\n".join(lines), file=sys.stderr)
+    omissions += _publish(exports, args, parser, plain, by_pretrained)
+    print("\n".join(_summary(exports, omissions, warnings, args.details)), file=sys.stderr)
     return 0

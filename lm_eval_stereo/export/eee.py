@@ -114,7 +114,7 @@ def _score_details(headline: Headline) -> dict[str, Any]:
         notes["bootstrap_undefined_resamples"] = str(headline.undefined)
     if headline.provenance is not None:  # who computed the value and who its interval
         found = headline.provenance
-        notes |= {"value_computed_by": found.value, "interval_computed_by": found.interval}
+        notes |= {"value_computed_by": found.value_by, "interval_computed_by": found.interval_by}
         notes |= {"computed_by": found.describe(), **({"metric_set": found.metric_set} if found.metric_set else {})}
     if notes:
         details["details"] = notes

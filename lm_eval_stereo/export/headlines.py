@@ -166,7 +166,7 @@ def _undefined(values: dict, metric: Metric) -> int | None:
 def _provenance(run: Run, task: str, name: str, has_interval: bool) -> Provenance:
     """Who computed headline ``name`` and its interval; none for an interval the export leaves out."""
     found = provenance(run, task, name)
-    return found if has_interval else Provenance(found.value, "none", found.metric_set, found.lm_eval_version)
+    return found if has_interval else Provenance(found.value_by, "none", found.metric_set, found.lm_eval_version)
 
 
 def plugin_headlines(

@@ -14,12 +14,13 @@ run against any such server with these changes (installed by :func:`install` and
   whose last message is a prefilled assistant turn (lm_eval's ``gen_prefix``: GerBBQ+'s ``"\\nAntwort:\\n"``) is
   continued where the server can (:func:`continues_final_message`: vLLM's ``continue_final_message``), and said once
   per task with its count where it cannot;
-- the response (:func:`retrying`, :func:`parse_wrapper`, :func:`generate_wrapper`): text after a stop string is cut, as lm_eval's in-process backends cut it
-  (the OpenAI API leaves the stop string out; ``transformers serve`` returns it); a request that failed after
-  lm_eval's ``max_retries`` (HTTP error, timeout, connection refused) or whose message has no content (null, a
-  refusal, a content filter) gives an :class:`Unanswered` empty text instead of ending the run: the task scores it as
-  the empty output it is (undetermined or empty, by its own rules), lm_eval's ``--use_cache`` never stores it (a
-  resumed run asks again, :class:`lm_eval_stereo.hooks.answer_cache.AnswerCache`), and the results count it per task
+- the response (:func:`retrying`, :func:`parse_wrapper`, :func:`counting_wrapper`): text after a stop string is
+  cut, as lm_eval's in-process backends cut it (the OpenAI API leaves the stop string out; ``transformers serve``
+  returns it); a request that failed after lm_eval's ``max_retries`` (HTTP error, timeout, connection refused) or
+  whose message has no content (null, a refusal, a content filter) gives an :class:`Unanswered` empty text instead
+  of ending the run: the task scores it as the empty output it is (undetermined or empty, by its own rules),
+  lm_eval's ``--use_cache`` never stores it (a resumed run asks again,
+  :class:`lm_eval_stereo.hooks.answer_cache.AnswerCache`), and the results count it per task
   (:mod:`lm_eval_stereo.core.unanswered`, also for ``replay``'s ``null`` recordings); an answer that names another
   ``model`` than the endpoint's first answer did (two models behind one load balancer) stops the run in one line
   naming both (:func:`check_answering_model`);
@@ -53,7 +54,7 @@ from lm_eval_stereo.core.served_answers import (
 )
 from lm_eval_stereo.core.unanswered import UNANSWERED, Unanswered, count_unanswered, served_model
 from lm_eval_stereo.core.values import parse_model_args
-from lm_eval_stereo.hooks import fail, wrap
+from lm_eval_stereo.hooks import RepeatSeeds, fail, wrap
 
 #: lm_eval 0.4.13's OpenAI-compatible backends (``lm_eval/models/openai_completions.py``)
 API_MODELS = frozenset(
@@ -109,10 +110,6 @@ def check_server(model: str | None, model_args: Any) -> None:
         fail(f"no server answers at {redact_url(base_url)} ({reason}): start it, or correct --model_args base_url")
 
 
-def _request_key(messages: Any, gen_kwargs: dict) -> str:
-    return json.dumps([messages, gen_kwargs], sort_keys=True, default=str)
-
-
 def payload_wrapper(original: Any) -> Any:
     """``_create_payload`` that sends no empty ``stop`` and gives the k-th identical sampled request ``seed + k``."""
 
@@ -121,10 +118,8 @@ def payload_wrapper(original: Any) -> Any:
         generate = kwargs.get("generate", args[0] if args else False)
         gen_kwargs = dict(kwargs.get("gen_kwargs") or {})
         if generate and gen_kwargs.get("do_sample"):
-            seen = self.__dict__.setdefault("_lm_eval_stereo_seen", Counter())
-            key = _request_key(messages, gen_kwargs)
-            kwargs["seed"] = int(kwargs.get("seed", self._seed)) + seen[key]
-            seen[key] += 1
+            seeds = self.__dict__.setdefault("_lm_eval_stereo_seeds", RepeatSeeds())
+            kwargs["seed"] = seeds.next_seed(int(kwargs.get("seed", self._seed)), messages, gen_kwargs)
         payload = original(self, messages, *args, **kwargs)
         if generate and isinstance(payload, dict) and ends_in_assistant_turn(payload.get("messages")):
             if continues_final_message(self):
@@ -254,10 +249,10 @@ def scoring_wrapper(original: Any) -> Any:
             url = redact_url(str(self.base_url or ""))
             unreadable = _within(exc, ServedAnswerError)
             if isinstance(unreadable, AnsweringModelError):
-                sys.stderr.write("\n")  # after lm_eval's progress bar, which ends in no newline
+                close_progress_bars()
                 fail(str(unreadable))
             if unreadable is not None:
-                sys.stderr.write("\n")
+                close_progress_bars()
                 fail(
                     f"{url} gave an answer to a log-likelihood request that is not one: {unreadable}; no results written"
                 )
@@ -265,7 +260,7 @@ def scoring_wrapper(original: Any) -> Any:
                 exc = exc.__cause__
             text = " ".join(str(exc).split())
             reason = type(exc).__name__ + (f": {text[:100].rsplit(' ', 1)[0]} ..." if len(text) > 100 else f": {text}")
-            sys.stderr.write("\n")  # after lm_eval's progress bar, which ends in no newline
+            close_progress_bars()
             fail(
                 f"log-likelihood requests to {url} failed after {self.max_retries} tries ({reason}); no results "
                 "written. With --use_cache the answered ones are kept: the same command sends only the rest"
@@ -284,6 +279,16 @@ def _within(exc: BaseException, kind: type[BaseException]) -> BaseException | No
         seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__
     return None
+
+
+def close_progress_bars() -> None:
+    """Close lm_eval's open progress bars before a one-line error: a bar left open redraws itself as the interpreter
+    exits, after the error, which is then no longer the last line."""
+    from tqdm import tqdm
+
+    for bar in list(getattr(tqdm, "_instances", ())):
+        bar.close()
+    sys.stderr.write("\n")  # a bar that is not closed by this (another tqdm) ends in no newline
 
 
 def _placeholder() -> Unanswered:
@@ -305,7 +310,7 @@ ANSWERING_MODEL = "_lm_eval_stereo_answering_model"
 
 def check_answering_model(lm: Any, outputs: Any) -> None:
     """Raise :class:`~lm_eval_stereo.core.served_answers.AnsweringModelError` (the run ends in its line:
-    :func:`scoring_wrapper`, :func:`generate_wrapper`) when an answer names another ``model`` than the endpoint's
+    :func:`scoring_wrapper`, :func:`counting_wrapper`) when an answer names another ``model`` than the endpoint's
     first answer did (two models behind one endpoint: a load balancer before replicas that do not all serve the same
     model would mix their numbers into one result), or than the one asked for (``--model_args model=``; a version a
     server appends allowed: :func:`lm_eval_stereo.core.served_answers.is_asked_model`). Checked before the answer is
@@ -398,8 +403,9 @@ def _warn(message: str) -> None:
     eval_logger.warning(f"lm-eval-stereo: {message}")
 
 
-def generate_wrapper(original: Any) -> Any:
-    """``generate_until`` that counts, per task, the requests that gave no text, and ends the run in one line at an
+def counting_wrapper(original: Any) -> Any:
+    """``TemplateAPI.generate_until`` that counts, per task, the requests that gave no text, says once per task how
+    many prompts end in a prefilled assistant turn the server cannot continue, and ends the run in one line at an
     answer from another model (:func:`check_answering_model`)."""
 
     @functools.wraps(original)
@@ -418,14 +424,11 @@ def generate_wrapper(original: Any) -> Any:
                     f"{redact_url(str(self.base_url or ''))} cannot continue (no continue_final_message): the model "
                     "answers in a turn of its own after it"
                 )
-        stopped = None
         try:
             texts = original(self, requests, *args, **kwargs)
         except AnsweringModelError as exc:
-            stopped = str(exc)  # failed below, once lm_eval's progress bar (held by the traceback) has been closed
-        if stopped is not None:
-            sys.stderr.write("\n")
-            fail(stopped)
+            close_progress_bars()
+            fail(str(exc))
         count_unanswered(self, requests, texts)
         return texts
 
@@ -434,7 +437,8 @@ def generate_wrapper(original: Any) -> Any:
 
 
 def placeholder(value: str) -> Unanswered:
-    """lm_eval's text for a request with no answer (``LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER``), as :class:`Unanswered`."""
+    """lm_eval's text for a request with no answer (``LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER``), as
+    :class:`Unanswered`."""
     return Unanswered(value)
 
 
@@ -502,20 +506,23 @@ def install(module: ModuleType) -> None:
         module.LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER = placeholder(module.LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER)
     wrap(cls, "model_call", lambda original: retrying(original, asynchronous=False))
     wrap(cls, "amodel_call", lambda original: retrying(original, asynchronous=True))
-    wrap(cls, "generate_until", generate_wrapper)
+    wrap(cls, "generate_until", counting_wrapper)
     wrap(cls, "_loglikelihood_tokens", scoring_wrapper)
 
 
+#: the classes of ``openai_completions`` that build their own request (``local-completions``,
+#: ``local-chat-completions``, ``openai-chat-completions``; the others inherit one of these)
+PAYLOAD_CLASSES = ("LocalCompletionsAPI", "LocalChatCompletion", "OpenAIChatCompletion")
+#: the classes of ``openai_completions`` that read their own answers
+PARSING_CLASSES = ("LocalCompletionsAPI", "LocalChatCompletion")
+
+
 def install_openai_completions(module: ModuleType) -> None:
-    """Every class of lm_eval's ``openai_completions`` that builds requests or reads answers: no empty ``stop``, a
-    seed per repeat, the text cut at the stop strings, every answer from the model the first one named."""
-    wrappers = {
-        "_create_payload": payload_wrapper,
-        "parse_generations": parse_wrapper,
-        "parse_logprobs": logprobs_wrapper,
-    }
-    for value in list(vars(module).values()):
-        if isinstance(value, type):
-            for name, wrapper in wrappers.items():
-                if name in vars(value):
-                    wrap(value, name, wrapper)
+    """lm_eval's OpenAI-compatible backends: no empty ``stop``, a seed per repeat, a prefill continued where the server
+    can (:data:`PAYLOAD_CLASSES`), the text cut at the stop strings (:data:`PARSING_CLASSES`), every completions answer from the model the first one
+    named (``LocalCompletionsAPI.parse_logprobs``)."""
+    for name in PAYLOAD_CLASSES:
+        wrap(getattr(module, name), "_create_payload", payload_wrapper)
+    for name in PARSING_CLASSES:
+        wrap(getattr(module, name), "parse_generations", parse_wrapper)
+    wrap(module.LocalCompletionsAPI, "parse_logprobs", logprobs_wrapper)

@@ -5,7 +5,7 @@ exit status 0, the results lost; a local ``pretrained=`` folder that does not ex
 any error of a task as a traceback. ``HarnessCLI.parse_args`` translates the old flags to ``lm_eval ls ...`` and checks
 ``--output_path``, a local ``pretrained=`` folder and, for a served model, lm_eval's API packages and the server's
 ``base_url`` before anything loads; ``HarnessCLI.execute`` ends a run whose task needs a missing optional extra, is
-given an unknown or invalid option (a misspelt ``--metadata`` key), or meets a data problem, in one line saying it (exit status 2), and shuts down the vLLM engines the run started; while it runs, the credentials of
+given an unknown or invalid option (a misspelt ``--metadata`` key), or meets a data problem, in one line saying it (exit status 2); while it runs, the credentials of
 ``--model_args`` are replaced in every log record (:func:`lm_eval_stereo.core.credentials.hidden`). ``lm_eval._cli.run``
 prints a summary line with the model arguments as given: its ``print`` replaces them too (:func:`install_run`).
 """
@@ -105,10 +105,6 @@ def install(module: ModuleType) -> None:
                 return execute(self, *args, **kwargs)
         except (MissingExtraError, DataError, OptionError) as exc:
             fail(str(exc))
-        finally:
-            engines = sys.modules.get("lm_eval_stereo.hooks.vllm")
-            if engines is not None:  # a vllm run: its engines shut down before the interpreter is torn down
-                engines.shut_down_engines()
 
     @functools.wraps(original)
     def parse_args(self: Any, *args: Any, **kwargs: Any) -> Any:

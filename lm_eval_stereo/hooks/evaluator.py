@@ -14,6 +14,10 @@
   key in its query) would reach ``config.model_args`` and every ``configs.<task>.metadata`` of the results file, and
   every report made from it: ``simple_evaluate`` redacts them (:mod:`lm_eval_stereo.core.credentials`), and while
   it runs they are replaced in every log record (its own "Initializing ... with arguments" line among them).
+- ``simple_evaluate(model="vllm", ...)`` starts a vLLM engine and never shuts it down: left to vLLM's exit handlers,
+  some finished runs abort (exit status 134, :mod:`lm_eval_stereo.hooks.vllm` says why). ``simple_evaluate`` shuts
+  down every engine it started when it returns or raises, for ``lm_eval``, ``lm-eval-stereo`` and Python callers
+  alike.
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ from typing import Any
 
 from lm_eval_stereo.core import model_arguments
 from lm_eval_stereo.core.credentials import hidden, redact_mapping, redact_model_args, secrets_of
+from lm_eval_stereo.core.prefix_cache import add_resent_counts, reset_resent_counts
 from lm_eval_stereo.core.unanswered import COUNTS_ATTRIBUTE, add_unanswered_counts, counting_model
 from lm_eval_stereo.hooks import wrap
 from lm_eval_stereo.hooks.api_models import check_scoring_tasks
+from lm_eval_stereo.hooks.vllm import shut_down_engines_started_within
 
 
 def evaluate_wrapper(original: Any) -> Any:
@@ -43,8 +49,10 @@ def evaluate_wrapper(original: Any) -> Any:
         model = counting_model(lm)
         if model is not None:
             model.__dict__[COUNTS_ATTRIBUTE] = Counter()
+        reset_resent_counts(lm)
         results = original(*args, **kwargs)
         add_unanswered_counts(lm, tasks, results)
+        add_resent_counts(lm, tasks, results)
         return results
 
     evaluate._lm_eval_stereo = True  # type: ignore[attr-defined]
@@ -55,7 +63,9 @@ def simple_evaluate_wrapper(original: Any) -> Any:
     """lm_eval's ``simple_evaluate`` that tells the tasks it builds which keys of their metadata are the model
     arguments the caller passed (:func:`lm_eval_stereo.core.model_arguments.passing`), and whose results carry no
     credentials: neither in ``config.model_args`` nor in any task's ``configs.<task>.metadata``, where lm_eval copies
-    the model arguments (:mod:`lm_eval_stereo.core.credentials`), nor in any log record while it runs."""
+    the model arguments (:mod:`lm_eval_stereo.core.credentials`), nor in any log record while it runs; it shuts down
+    the vLLM engines it started when it returns or raises
+    (:func:`lm_eval_stereo.hooks.vllm.shut_down_engines_started_within`)."""
     import inspect
 
     parameters = inspect.signature(original)
@@ -63,7 +73,7 @@ def simple_evaluate_wrapper(original: Any) -> Any:
     @functools.wraps(original)
     def simple_evaluate(*args: Any, **kwargs: Any) -> Any:
         given = parameters.bind_partial(*args, **kwargs).arguments.get("model_args")
-        with model_arguments.passing(given), hidden(secrets_of(given)):
+        with model_arguments.passing(given), hidden(secrets_of(given)), shut_down_engines_started_within():
             results = original(*args, **kwargs)
         if not isinstance(results, dict):
             return results
@@ -81,6 +91,6 @@ def simple_evaluate_wrapper(original: Any) -> Any:
 
 def install(module: ModuleType) -> None:
     """lm_eval's ``evaluate`` checks a served model before the run and counts its unanswered requests after it;
-    ``simple_evaluate`` keeps credentials out of the results."""
+    ``simple_evaluate`` keeps credentials out of the results and shuts down the vLLM engines it started."""
     wrap(module, "evaluate", evaluate_wrapper)
     wrap(module, "simple_evaluate", simple_evaluate_wrapper)

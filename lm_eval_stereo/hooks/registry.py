@@ -14,6 +14,8 @@ PLUGIN_MODELS: dict[str, str] = {
     "hf-mlm": "lm_eval_stereo.models.masked_lm:HFMaskedLM",
     "hf-prefix": "lm_eval_stereo.models.hf_prefix:HFPrefixLM",
     "replay": "lm_eval_stereo.models.replay:ReplayLM",
+    "vllm-prefix": "lm_eval_stereo.models.vllm_prefix:VLLMPrefix",
+    "local-completions-prefix": "lm_eval_stereo.models.served_prefix:LocalCompletionsPrefix",
 }
 
 

@@ -14,37 +14,27 @@ from lm_eval_stereo.report.naming import model_labels
 from lm_eval_stereo.report.paired import PERMUTATIONS
 from lm_eval_stereo.results.declarations import undeclared_held
 from lm_eval_stereo.results.lm_eval_tasks import hidden_tasks
-from lm_eval_stereo.results.run import (
-    Finding,
-    Run,
-    SettingKeys,
-    kept_apart,
-    load_runs,
-    newest_runs,
-    oldest_first,
-    setting_key,
-    setting_keys,
-    tied_runs,
-)
+from lm_eval_stereo.results.run import Finding, Run, load_runs
+from lm_eval_stereo.results.selection import RunSelection, select_runs
 
 
-def _labels(runs: list[Run], all_runs: bool, overrides: Mapping[str, str] | None, keys: SettingKeys) -> dict[str, str]:
+def _labels(selection: RunSelection, all_runs: bool, overrides: Mapping[str, str] | None) -> dict[str, str]:
     """A unique row label per row key: the model's name (:func:`~lm_eval_stereo.report.naming.model_labels`), then the
-    recorded facts that tell its runs apart (``[model_dtype=torch.bfloat16]``, :func:`setting_keys`), with
+    recorded facts that tell its runs apart (``[model_dtype=torch.bfloat16]``, :meth:`RunSelection.apart`), with
     ``all_runs`` followed by the run's date and file."""
-    names = model_labels(runs, overrides)
+    names = model_labels(selection.runs, overrides)
     labels = {}
-    for run in runs:
-        apart = keys[id(run)][1]
+    for run in selection.runs:
+        apart = selection.apart(run)
         label = names[run.identity] + (f" [{apart}]" if apart else "")
         if all_runs:
             label += f" @ {datetime.fromtimestamp(run.date):%Y-%m-%d %H:%M:%S} ({run.path.name})"
-        labels[_row_key(run, all_runs, keys)] = label
+        labels[_row_key(run, all_runs, selection)] = label
     return labels
 
 
-def _row_key(run: Run, all_runs: bool, keys: SettingKeys) -> str:
-    key = setting_key(keys, run)
+def _row_key(run: Run, all_runs: bool, selection: RunSelection) -> str:
+    key = selection.key(run)
     return f"{key} @ {run.path}" if all_runs else key
 
 
@@ -68,23 +58,21 @@ def build_report(
     The members of lm_eval's own groups (``mmlu_stem``, ...) are left to their group; ``labels`` names models by
     their ``pretrained`` argument (``--label``)."""
     runs, skipped = load_runs(paths)
-    runs = oldest_first(runs)
-    keys = setting_keys(runs, _visible_tasks)
-    row_labels = _labels(runs, all_runs, labels, keys)
+    selection = select_runs(runs, all_runs, _visible_tasks)
+    row_labels = _labels(selection, all_runs, labels)
     rows: dict[str, Row] = {}
-    for run in runs:  # a row per model (per run with all_runs), named after its oldest run
-        key = _row_key(run, all_runs, keys)
+    for run in selection.runs:  # a row per model (per run with all_runs), named after its oldest run
+        key = _row_key(run, all_runs, selection)
         rows.setdefault(key, Row(key, row_labels[key], run.model, run.model_args))
     cells: dict[tuple[str, str], Cell] = {}
-    for run, tasks in newest_runs(runs, all_runs, _visible_tasks):
-        row = rows[_row_key(run, all_runs, keys)]
+    for run, tasks in selection.chosen:
+        row = rows[_row_key(run, all_runs, selection)]
         for task in tasks:
             cells[(task, row.key)] = Cell(task, row, run)
     _link_other_tasks(cells)
     ordered = sorted(rows.values(), key=lambda row: row.label)
-    report = Report(ordered, sorted({task for task, _ in cells}), cells, runs, skipped)
-    if not all_runs:
-        report.warnings += kept_apart(runs, _visible_tasks) + tied_runs(runs, _visible_tasks)
+    report = Report(ordered, sorted({task for task, _ in cells}), cells, selection.runs, skipped)
+    report.warnings += selection.warnings
     if all(report.is_undeclared_task(task) for task in report.tasks):
         report.warnings.append(_no_bias_benchmark(report))
     report.warnings += check(report)

@@ -10,6 +10,7 @@ benchmark), behind a toggle; then the paired comparisons (collapsed), the figure
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from lm_eval_stereo.report.markdown import (
 from lm_eval_stereo.report.model import Report
 from lm_eval_stereo.report.paired import PairedResult
 from lm_eval_stereo.report.precision import precision_line
+from lm_eval_stereo.report.sections import SECTION_TITLES, SECTIONS
 from lm_eval_stereo.report.tables import (
     LANGUAGE_LEGEND,
     PAIRED_LEGEND,
@@ -111,7 +113,7 @@ def _grouped_warnings(report: Report) -> list[str]:
 
 def _results(report: Report) -> list[str]:
     """The first screen: the results table, the warnings grouped by kind, what the paired statistics rest on."""
-    parts = ["<h2>Results</h2>"]
+    parts = [f"<h2>{SECTION_TITLES['results']}</h2>"]
     if table := results_table(report):
         models = f" {escape(models_line(report))}" if len(report.rows) > 1 else ""
         parts += [f"<p>{escape(RESULTS_LEGEND)}{models}</p>", _table(table, "results")]
@@ -123,7 +125,7 @@ def _every_headline(report: Report) -> list[str]:
     """Every other headline, with the reading, behind a toggle."""
     reading = reading_lines(report)
     parts = [
-        "<h2>Every headline</h2>",
+        f"<h2>{SECTION_TITLES['headlines']}</h2>",
         f'<details class="more"><summary>{other_headlines(report)} more headline(s)'
         f"{', with the reading' if reading else ''}</summary>",
     ]
@@ -152,7 +154,8 @@ def _paired(title: str, legend: str, tables: list[Table], results: list[PairedRe
 def _capability_section(report: Report) -> list[str]:
     """The tables of lm_eval's own tasks."""
     tasks = capability.lm_eval_tasks(report)
-    parts = ["<h2>lm_eval's own tasks</h2>", f"<p>{escape(capability.CAPABILITY_INTRO)}</p>"] if tasks else []
+    title = SECTION_TITLES["lm_eval_tasks"]  # as written: "lm_eval's own tasks"
+    parts = [f"<h2>{title}</h2>", f"<p>{escape(capability.CAPABILITY_INTRO)}</p>"] if tasks else []
     for task in tasks:
         parts.append(f"<h3>{escape(task)}</h3>")
         if note := capability.capability_note(report, task):
@@ -161,8 +164,72 @@ def _capability_section(report: Report) -> list[str]:
     return parts
 
 
+def _capability_summary(report: Report) -> list[str]:
+    """The bias headlines next to the capability metrics."""
+    summary = capability.summary_table(report)
+    if not summary:
+        return []
+    parts = [f"<h2>{SECTION_TITLES['capability_summary']}</h2>", f"<p>{escape(capability.SUMMARY_INTRO)}</p>"]
+    return parts + list(map(_table, split(Table("summary", *summary))))
+
+
+def _rankings(report: Report) -> list[str]:
+    """Each language's ranking against the reference language's."""
+    rankings = rank_agreement_tables(report)
+    if not rankings:
+        return []
+    return [f"<h2>{escape(SECTION_TITLES['rankings'])}</h2>", f"<p>{escape(RANK_LEGEND)}</p>", *map(_table, rankings)]
+
+
+def _details(report: Report) -> list[str]:
+    """Per bias task its tables (collapsed) and warnings."""
+    parts = [f"<h2>{SECTION_TITLES['details']}</h2>", f"<p>{escape(LEGEND)}</p>"]
+    for task in capability.bias_tasks(report):
+        parts.append(f"<h3>{escape(task)}</h3>")
+        if note := task_note(report, task):
+            parts.append(f"<p>{escape(note)}</p>")
+        tables = "".join(map(_table, task_tables(report, task)))
+        parts += [f"<details><summary>{escape(task)}: every metric and count</summary>{tables}</details>"]
+        parts.append(_warnings(report, task))
+    return parts
+
+
+def _provenance(report: Report) -> list[str]:
+    """Who computed every number, per model and task."""
+    note = precision_line(report)
+    parts = [f"<h2>{SECTION_TITLES['provenance']}</h2>", f"<p>{escape(note)}</p>" if note else ""]
+    return parts + list(map(_table, provenance_tables(report)))
+
+
+#: each section of :data:`~lm_eval_stereo.report.sections.SECTIONS` by key: ``(report, figures) -> its parts``
+HTML_SECTIONS: dict[str, Callable[[Report, list[Figure]], list[str]]] = {
+    "results": lambda report, figures: _results(report),
+    "headlines": lambda report, figures: _every_headline(report),
+    "capability_summary": lambda report, figures: _capability_summary(report),
+    "models_paired": lambda report, figures: _paired(
+        SECTION_TITLES["models_paired"],
+        PAIRED_LEGEND,
+        model_comparison_tables(report),
+        report.paired.models if report.paired else [],
+    ),
+    "languages_paired": lambda report, figures: _paired(
+        SECTION_TITLES["languages_paired"],
+        LANGUAGE_LEGEND,
+        language_comparison_tables(report),
+        report.paired.languages if report.paired else [],
+    ),
+    "rankings": lambda report, figures: _rankings(report),
+    "figures": lambda report, figures: (
+        [f"<h2>{SECTION_TITLES['figures']}</h2>", *map(_figure, figures)] if figures else []
+    ),
+    "details": lambda report, figures: _details(report),
+    "lm_eval_tasks": lambda report, figures: _capability_section(report),
+    "provenance": lambda report, figures: _provenance(report),
+}
+
+
 def render_html(report: Report, figures: list[Figure]) -> str:
-    """The whole page."""
+    """The whole page: its sections in the order of :data:`~lm_eval_stereo.report.sections.SECTIONS`."""
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -172,37 +239,9 @@ def render_html(report: Report, figures: list[Figure]) -> str:
         f"<p>{len(report.rows)} model(s), {len(report.tasks)} task(s) and group(s), "
         f"{len(report.runs)} results file(s).</p>",
     ]
-    parts += [*_results(report), *_every_headline(report)]
-    if summary := capability.summary_table(report):
-        parts += ["<h2>Bias next to capability</h2>", f"<p>{escape(capability.SUMMARY_INTRO)}</p>"]
-        parts += map(_table, split(Table("summary", *summary)))
-    paired = report.paired
-    parts += _paired(
-        "Model vs model (paired)", PAIRED_LEGEND, model_comparison_tables(report), paired.models if paired else []
-    )
-    parts += _paired(
-        "Language vs language (paired)",
-        LANGUAGE_LEGEND,
-        language_comparison_tables(report),
-        paired.languages if paired else [],
-    )
-    if rankings := rank_agreement_tables(report):
-        parts += ["<h2>Rankings against the reference language</h2>", f"<p>{escape(RANK_LEGEND)}</p>"]
-        parts += map(_table, rankings)
-    if figures:
-        parts += ["<h2>Figures</h2>", *map(_figure, figures)]
-    parts += ["<h2>Details</h2>", f"<p>{escape(LEGEND)}</p>"]
-    for task in capability.bias_tasks(report):
-        parts.append(f"<h3>{escape(task)}</h3>")
-        if note := task_note(report, task):
-            parts.append(f"<p>{escape(note)}</p>")
-        tables = "".join(map(_table, task_tables(report, task)))
-        parts += [f"<details><summary>{escape(task)}: every metric and count</summary>{tables}</details>"]
-        parts.append(_warnings(report, task))
-    parts += _capability_section(report)
-    note = precision_line(report)
-    parts += ["<h2>Provenance</h2>", f"<p>{escape(note)}</p>" if note else ""]
-    parts += [*map(_table, provenance_tables(report)), "</body></html>"]
+    for section in SECTIONS:
+        parts += HTML_SECTIONS[section.key](report, figures)
+    parts.append("</body></html>")
     return "\n".join(part for part in parts if part)
 
 

@@ -5,9 +5,12 @@ of every headline, the paired comparisons, per task its tables and warnings, and
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from lm_eval_stereo.report import capability
 from lm_eval_stereo.report.model import Report, summary_columns
 from lm_eval_stereo.report.precision import precision_line
+from lm_eval_stereo.report.sections import SECTION_TITLES, SECTIONS
 from lm_eval_stereo.report.tables import (
     LANGUAGE_LEGEND,
     PAIRED_LEGEND,
@@ -100,10 +103,11 @@ def capability_markdown(report: Report, summary: bool) -> list[str]:
     """The summary of bias headlines next to capability metrics, or the section of lm_eval's own tasks."""
     if summary:
         table = capability.summary_table(report)
-        return [] if table is None else ["", "## Bias next to capability", "", capability.SUMMARY_INTRO, "",
+        title = SECTION_TITLES["capability_summary"]
+        return [] if table is None else ["", f"## {title}", "", capability.SUMMARY_INTRO, "",
                                          *_tables(split(Table("summary", *table)))]  # fmt: skip
     tasks = capability.lm_eval_tasks(report)
-    lines = ["", "## lm_eval's own tasks", "", capability.CAPABILITY_INTRO] if tasks else []
+    lines = ["", f"## {SECTION_TITLES['lm_eval_tasks']}", "", capability.CAPABILITY_INTRO] if tasks else []
     for task in tasks:
         lines += ["", f"### {task}", ""]
         if note := capability.capability_note(report, task):
@@ -132,7 +136,7 @@ def more_line(report: Report) -> str:
 def results_markdown(report: Report) -> list[str]:
     """The first screen: the results table (per model one row per task), then the caveats grouped by kind and what
     the paired statistics rest on."""
-    lines = ["## Results", ""]
+    lines = [f"## {SECTION_TITLES['results']}", ""]
     if table := results_table(report):
         lines += [RESULTS_LEGEND, *([models_line(report)] if len(report.rows) > 1 else []), "", *_tables([table])]
     if caveats := caveat_lines(report):
@@ -142,8 +146,62 @@ def results_markdown(report: Report) -> list[str]:
     return lines
 
 
+def headlines_markdown(report: Report) -> list[str]:
+    """The reading (a sentence per model and benchmark) and the summary of every headline."""
+    lines = []
+    if reading := reading_lines(report):
+        lines += ["", "## Reading", "", READING_LEGEND, "", *(f"- {line}" for line in reading)]
+    return [*lines, "", "## Summary", "", SUMMARY_LEGEND, models_line(report), "", *_tables(summary_tables(report))]
+
+
+def _paired_markdown(title: str, legend: str, tables: list[Table]) -> list[str]:
+    """A section of paired tables (none without any)."""
+    return ["", f"## {title}", "", legend, "", *_tables(tables)] if tables else []
+
+
+def details_markdown(report: Report) -> list[str]:
+    """Per bias task its tables and warnings."""
+    lines = ["", f"## {SECTION_TITLES['details']}", "", LEGEND]
+    for task in capability.bias_tasks(report):
+        lines += ["", f"## {task}", ""]
+        if note := task_note(report, task):
+            lines += [note, ""]
+        lines += _tables(task_tables(report, task))
+        findings = [finding for finding in report.warnings if finding.task == task]
+        if findings:
+            lines += ["", *(f"- ⚠ {f.model}: {f.kind}: {f.message}" for f in findings)]
+    return lines
+
+
+def provenance_markdown(report: Report) -> list[str]:
+    """Who computed every number, per model and task."""
+    lines = ["", f"## {SECTION_TITLES['provenance']}", ""]
+    if note := precision_line(report):
+        lines += [note, ""]
+    return lines + _tables(provenance_tables(report))
+
+
+#: each section of :data:`~lm_eval_stereo.report.sections.SECTIONS` the markdown holds, by key
+MARKDOWN_SECTIONS: dict[str, Callable[[Report], list[str]]] = {
+    "results": results_markdown,
+    "headlines": headlines_markdown,
+    "capability_summary": lambda report: capability_markdown(report, summary=True),
+    "models_paired": lambda report: _paired_markdown(
+        SECTION_TITLES["models_paired"], PAIRED_LEGEND, model_comparison_tables(report)
+    ),
+    "languages_paired": lambda report: _paired_markdown(
+        SECTION_TITLES["languages_paired"], LANGUAGE_LEGEND, language_comparison_tables(report)
+    ),
+    "rankings": lambda report: _paired_markdown(SECTION_TITLES["rankings"], RANK_LEGEND, rank_agreement_tables(report)),
+    "details": details_markdown,
+    "lm_eval_tasks": lambda report: capability_markdown(report, summary=False),
+    "provenance": provenance_markdown,
+}
+
+
 def render_markdown(report: Report, details: bool = False) -> str:
-    """The comparison as markdown (see the module docstring): the first screen, with ``details`` all the rest."""
+    """The comparison as markdown (see the module docstring): the first screen, with ``details`` every section in
+    the order of :data:`~lm_eval_stereo.report.sections.SECTIONS`."""
     lines = [
         "# Bias report",
         "",
@@ -153,29 +211,7 @@ def render_markdown(report: Report, details: bool = False) -> str:
     ]
     if not details:
         return "\n".join([*lines, "", more_line(report)])
-    if reading := reading_lines(report):
-        lines += ["", "## Reading", "", READING_LEGEND, "", *(f"- {line}" for line in reading)]
-    lines += ["", "## Summary", "", SUMMARY_LEGEND, models_line(report), "", *_tables(summary_tables(report))]
-    for title, legend, tables in (
-        ("Model vs model (paired)", PAIRED_LEGEND, model_comparison_tables(report)),
-        ("Language vs language (paired)", LANGUAGE_LEGEND, language_comparison_tables(report)),
-        ("Rankings against the reference language", RANK_LEGEND, rank_agreement_tables(report)),
-    ):
-        if tables:
-            lines += ["", f"## {title}", "", legend, "", *_tables(tables)]
-    lines += capability_markdown(report, summary=True)
-    lines += ["", "## Details", "", LEGEND]
-    for task in capability.bias_tasks(report):
-        lines += ["", f"## {task}", ""]
-        if note := task_note(report, task):
-            lines += [note, ""]
-        lines += _tables(task_tables(report, task))
-        findings = [finding for finding in report.warnings if finding.task == task]
-        if findings:
-            lines += ["", *(f"- ⚠ {f.model}: {f.kind}: {f.message}" for f in findings)]
-    lines += capability_markdown(report, summary=False)
-    lines += ["", "## Provenance", ""]
-    if note := precision_line(report):
-        lines += [note, ""]
-    lines += _tables(provenance_tables(report))
+    for section in SECTIONS[1:]:
+        if section.key in MARKDOWN_SECTIONS:
+            lines += MARKDOWN_SECTIONS[section.key](report)
     return "\n".join(lines)

@@ -44,7 +44,7 @@ def precision(run: Run) -> str | None:
         value = run.model_args.get(key)
         if value and normalise(value) != "auto":
             return normalise(value)
-    loaded = run.facts.get("model_dtype")
+    loaded = run.number_facts.get("model_dtype")
     return normalise(loaded) if loaded else None
 
 

@@ -1,8 +1,10 @@
 """The results layer under the report and the export: it reads a run once.
 
 - :mod:`.run`: :class:`~.run.Run`, one lm_eval results file and its reader (metrics, members, options; per task the
-  declaration and the logged items, each resolved or read once); :func:`~.run.load_runs`, and
-  :func:`~.run.newest_runs`, the one rule of which run a task of a model comes from.
+  declaration and the logged items, each resolved or read once); :func:`~.run.load_runs`.
+- :mod:`.selection`: :func:`~.selection.select_runs`, the one rule of which run a task of a model comes from, computed
+  once per report or export (:class:`~.selection.RunSelection`: the runs, their setting keys, the newest, the runs
+  kept apart and tied).
 - :mod:`.declarations`: which benchmark and metric sets computed a task or group, and what they declare of each
   metric (:class:`~.declarations.Declaration`: direction or ideal, interval, detail view), found from what the task
   recorded in its config metadata (:func:`~.declarations.resolve`).

@@ -55,28 +55,30 @@ _INTERVAL_BY = {
 
 @dataclass(frozen=True)
 class Provenance:
-    """Who computed a metric's ``value`` and its ``interval`` (codes of :data:`BY`), the ``metric_set`` that declares
-    it (None where none does) and the lm_eval version that ran it."""
+    """Who computed a metric's value (``value_by``) and its interval (``interval_by``), codes of :data:`BY`; the
+    ``metric_set`` that declares it (None where none does) and the lm_eval version that ran it. The JSON keeps the
+    keys ``value`` and ``interval``."""
 
-    value: str
-    interval: str
+    value_by: str
+    interval_by: str
     metric_set: str | None
     lm_eval_version: str
 
     def describe(self) -> str:
         """``value: lm_eval's own aggregation (lm_eval 0.4.13); 95% CI: lm-eval-stereo's ... (metric set bbq)``."""
-        value = BY[self.value][1] + (f" (lm_eval {self.lm_eval_version})" if self.value.startswith("lm_eval") else "")
+        lm_eval = f" (lm_eval {self.lm_eval_version})" if self.value_by.startswith("lm_eval") else ""
+        value = BY[self.value_by][1] + lm_eval
         within = f" (metric set {self.metric_set})" if self.metric_set else ""
-        return f"value: {value}; 95% CI: {BY[self.interval][1]}{within}"
+        return f"value: {value}; 95% CI: {BY[self.interval_by][1]}{within}"
 
     def short(self) -> str:
         """``lm_eval; CI: lm-eval-stereo bootstrap from samples``."""
-        return f"{BY[self.value][0]}; CI: {BY[self.interval][0]}"
+        return f"{BY[self.value_by][0]}; CI: {BY[self.interval_by][0]}"
 
     def as_json(self) -> dict[str, str | None]:
         return {
-            "value": self.value,
-            "interval": self.interval,
+            "value": self.value_by,
+            "interval": self.interval_by,
             "metric_set": self.metric_set,
             "lm_eval_version": self.lm_eval_version,
             "text": self.describe(),

@@ -6,8 +6,8 @@ one reader of its run: per task it resolves the declaration once (:meth:`Run.dec
 reads the logged items and documents once (:meth:`Run.logged`). An unreadable file is an error that names it; next to
 readable files it is skipped with a warning. Every value, interval, count and recorded fact is type- and range-checked
 where it is read (:mod:`lm_eval_stereo.results.fields`): what cannot be used is :class:`~.fields.Unusable` and a
-:class:`~.fields.Problem` of :meth:`Run.problems`. :func:`newest_runs` is the one rule of which run a task comes
-from; :func:`tied_runs` names the runs it leaves out on a tie.
+:class:`~.fields.Problem` of :meth:`Run.problems`. Which run a task of a model comes from is
+:mod:`lm_eval_stereo.results.selection`.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ class Run:
         self.metrics(task)
         self.document_counts(task)
         self.version(task), self.n_shot(task), self.higher_is_better(task)
-        _ = self.date, self.model, self.model_args, self.limit, self.lm_eval_version, self.facts
+        _ = self.date, self.model, self.model_args, self.limit, self.lm_eval_version, self.number_facts
         self._once("configs", "", self._configs)
         return [problem for problem in self._problems if problem.task in (task, "")]
 
@@ -272,7 +272,7 @@ class Run:
         return args
 
     @property
-    def facts(self) -> dict[str, str]:
+    def number_facts(self) -> dict[str, str]:
         """The recorded facts of :data:`NUMBER_FACTS` the file holds (by lm_eval's key: ``model_dtype``, ...), as text;
         one of another kind is a :class:`Problem` and left out."""
         found = {}
@@ -500,114 +500,3 @@ def load_runs(paths: list[str | Path]) -> tuple[list[Run], list[Finding]]:
     if not runs:
         raise ReportError("; ".join(map(str, errors)))
     return runs, [Finding("", "", "skipped file", f"{error} (skipped)") for error in errors]
-
-
-def _fact_text(value: str) -> str:
-    """A recorded fact as a label shows it (a hash by its first 12 characters)."""
-    return value[:12] if len(value) == 64 and all(c in "0123456789abcdef" for c in value) else value
-
-
-#: per run (by ``id``): its model and the recorded facts that tell it apart from the model's other runs
-SettingKeys = dict[int, tuple[str, str]]
-
-
-def setting_keys(runs: list[Run], tasks: Callable[[Run], list[str]] | None = None) -> SettingKeys:
-    """Per run (by ``id``) its model (:attr:`Run.identity`) and the recorded facts (:attr:`Run.facts`) that tell it
-    apart from the other runs of its model: those on which two runs of the model that offer the same task differ (a
-    float32 and a bfloat16 run, another chat template, ``hf`` and ``hf-prefix``), as ``model_dtype=torch.bfloat16``
-    (empty where none differ). The report and the export keep such runs apart, named by these facts, instead of
-    letting the newer replace the older; facts that differ only between runs of different tasks do not."""
-    offered = {id(run): (tasks(run) if tasks is not None else run.tasks) for run in runs}
-    by_identity: dict[str, list[Run]] = {}
-    for run in runs:
-        by_identity.setdefault(run.identity, []).append(run)
-    keys: SettingKeys = {}
-    for identity, group in by_identity.items():
-        differing: set[str] = set()
-        for task in {task for run in group for task in offered[id(run)]}:
-            holders = [run.facts for run in group if task in offered[id(run)]]
-            names = {name for facts in holders for name in facts}
-            differing |= {name for name in names if len({facts[name] for facts in holders if name in facts}) > 1}
-        for run in group:
-            facts = run.facts
-            apart = ", ".join(f"{name}={_fact_text(facts.get(name, '?'))}" for name in sorted(differing))
-            keys[id(run)] = (identity, apart)
-    return keys
-
-
-def setting_key(keys: SettingKeys, run: Run) -> str:
-    """The model and the facts that tell ``run`` apart (:func:`setting_keys`) as one key."""
-    identity, apart = keys[id(run)]
-    return f"{identity} [{apart}]" if apart else identity
-
-
-def kept_apart(runs: list[Run], tasks: Callable[[Run], list[str]] | None = None) -> list[Finding]:
-    """A warning per model whose runs :func:`newest_runs` keeps apart because they differ in a recorded fact that
-    changes the numbers (:func:`setting_keys`): the facts, and per setting its results files (the first named)."""
-    keys = setting_keys(runs, tasks)
-    by_identity: dict[str, dict[str, list[Run]]] = {}
-    for run in oldest_first(runs):
-        if keys[id(run)][1]:
-            by_identity.setdefault(run.identity, {}).setdefault(keys[id(run)][1], []).append(run)
-    findings = []
-    for identity, settings in by_identity.items():
-        files = "; ".join(
-            f"[{apart}]: {group[0].path}" + (f" and {len(group) - 1} more" if len(group) > 1 else "")
-            for apart, group in settings.items()
-        )
-        message = f"{identity}: runs kept apart, one row each, as they differ in what changes the numbers: {files}"
-        findings.append(Finding("", "", "runs kept apart", message))
-    return findings
-
-
-#: how :func:`newest_runs` orders runs of one model and task: by lm_eval's ``date``, a tie by the results file's path
-TIE_RULE = "the newest date wins; on equal dates the results file whose path sorts last"
-
-
-def oldest_first(runs: list[Run]) -> list[Run]:
-    """The runs by date (then path: :data:`TIE_RULE`), oldest first."""
-    return sorted(runs, key=lambda run: (run.date, str(run.path)))
-
-
-def tied_runs(runs: list[Run], tasks: Callable[[Run], list[str]] | None = None) -> list[Finding]:
-    """A warning for each run that :func:`newest_runs` leaves out for a task because another run of the same model
-    has the same date (:data:`TIE_RULE` decided), naming both files and the tasks."""
-    keys = setting_keys(runs, tasks)
-    chosen = {(setting_key(keys, run), task): run for run, names in newest_runs(runs, tasks=tasks) for task in names}
-    left: dict[tuple[int, int], list[str]] = {}
-    for run in runs:
-        for task in tasks(run) if tasks is not None else run.tasks:
-            kept = chosen.get((setting_key(keys, run), task))
-            if kept is not None and kept is not run and kept.date == run.date:
-                left.setdefault((id(kept), id(run)), []).append(task)
-    by_id = {id(run): run for run in runs}
-    return [
-        Finding(
-            "", "", "tied runs",
-            f"{by_id[kept].path} and {by_id[out].path}: one model ({by_id[kept].identity}), the same date: "
-            f"{', '.join(names)} taken from {by_id[kept].path} ({TIE_RULE}); {by_id[out].path} left out",
-        )
-        for (kept, out), names in left.items()
-    ]  # fmt: skip
-
-
-def newest_runs(
-    runs: list[Run], all_runs: bool = False, tasks: Callable[[Run], list[str]] | None = None
-) -> list[tuple[Run, list[str]]]:
-    """The run selection of the report and the export: per model (:attr:`Run.identity`, with the recorded facts that
-    tell its runs apart: :func:`setting_keys`) and task the newest run, so each task of a model comes from one run;
-    with ``all_runs`` every run with all its tasks. ``tasks`` gives the tasks a run offers (default: all of them).
-    Runs oldest first, each with the tasks it contributes (runs contributing none are left out)."""
-    ordered = oldest_first(runs)
-    offered = {id(run): (tasks(run) if tasks is not None else run.tasks) for run in ordered}
-    if all_runs:
-        return [(run, offered[id(run)]) for run in ordered if offered[id(run)] or tasks is None]
-    keys = setting_keys(ordered, tasks)
-    newest: dict[tuple[str, str], Run] = {}
-    for run in ordered:  # oldest first: a newer run replaces an older one's tasks
-        for task in offered[id(run)]:
-            newest[(setting_key(keys, run), task)] = run
-    chosen = [
-        (run, [task for task in offered[id(run)] if newest[(setting_key(keys, run), task)] is run]) for run in ordered
-    ]
-    return [(run, tasks) for run, tasks in chosen if tasks]

@@ -2,7 +2,7 @@
 
 from lm_eval_stereo.core.figures import FigureSpec
 from lm_eval_stereo.core.registry import Benchmark
-from lm_eval_stereo.tasks.eurogest import data, figure, metrics, options
+from lm_eval_stereo.tasks.eurogest import data, figure, findings, metrics, options
 from lm_eval_stereo.tasks.eurogest.sources import EUROGEST, EUROGEST_EVAL
 
 BENCHMARK = Benchmark(
@@ -22,4 +22,6 @@ BENCHMARK = Benchmark(
     ),
     languages=tuple(data.LANGUAGES),
     demo_tasks={"tiny": ("eurogest",), "scoring_more": ("eurogest_de",)},
+    leaderboard={"stereo_leaderboard": ("eurogest",)},
+    findings=findings.findings,
 )

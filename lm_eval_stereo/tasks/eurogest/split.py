@@ -15,7 +15,7 @@ The scored tokens are ``t[k:]`` with ``k`` the first index of ``lp[start:]`` plu
 ``(context, continuation)`` as ``encode(context + continuation)[len(encode(context)):]`` given the context's tokens
 (an empty context: the model's prefix token, BOS or EOS), moving the context's trailing whitespace to the
 continuation. The request here is ``context = text[:offset of t[k]]``; whether lm_eval's encoding of it reproduces
-``t[:k] | t[k:]`` is checked with the same tokenizer and flagged where it does not (``boundary_kept``;
+``t[:k] | t[k:]`` is checked with the same tokenizer and flagged where it does not (``Request.split_kept``;
 :mod:`lm_eval_stereo.core.reference_requests`).
 """
 

@@ -81,5 +81,5 @@ class EuroGestTask(SummaryTask):
             "lp_f": lps["f"],
             "masculine_ratio": masculine_ratio(lps["m"], lps["f"]) if scored else None,
             "scored": scored,
-            "boundary_mismatch": not all(request.kept or tokens for request, tokens in zip(pair, exact)),
+            "boundary_mismatch": not all(request.split_kept or tokens for request, tokens in zip(pair, exact)),
         }

@@ -3,7 +3,7 @@ subfolder each; the benchmark's declaration (see README.md)."""
 
 from lm_eval_stereo.core.figures import FigureSpec
 from lm_eval_stereo.core.registry import Benchmark, same_for_every_task
-from lm_eval_stereo.tasks.german_gender_bias import options
+from lm_eval_stereo.tasks.german_gender_bias import findings, options
 from lm_eval_stereo.tasks.german_gender_bias.gerbbq import metrics as gerbbq
 from lm_eval_stereo.tasks.german_gender_bias.personas import metrics as personas
 from lm_eval_stereo.tasks.german_gender_bias.sexist_statements import metrics as sexist_statements
@@ -64,4 +64,9 @@ BENCHMARK = Benchmark(
         "scoring": ("gerbbq_mc",),
         "generation": ("gerbbq_amb", "sexist_statements_de_once"),
     },
+    leaderboard={
+        "stereo_leaderboard": ("gerbbq_mc",),
+        "stereo_leaderboard_chat": ("gerbbq", "sexist_statements_de", "stereo_persona_de", "neutral_persona_de"),
+    },
+    findings=findings.findings,
 )

@@ -2,7 +2,7 @@
 
 from lm_eval_stereo.core.figures import FigureSpec
 from lm_eval_stereo.core.registry import Benchmark, same_for_every_task
-from lm_eval_stereo.tasks.gest import data, figure, metrics, options
+from lm_eval_stereo.tasks.gest import data, figure, findings, metrics, options
 from lm_eval_stereo.tasks.gest.sources import GEST
 
 BENCHMARK = Benchmark(
@@ -28,4 +28,6 @@ BENCHMARK = Benchmark(
     ),
     languages=("en", *data.LANGUAGES),
     demo_tasks={"tiny": ("gest", "gest_mt"), "scoring": ("gest_en",), "generation": ("gest_mt_cs",)},
+    leaderboard={"stereo_leaderboard": ("gest",), "stereo_leaderboard_chat": ("gest_mt",)},
+    findings=findings.findings,
 )

@@ -20,7 +20,7 @@ from typing import Any
 import datasets
 from lm_eval.api.instance import Instance
 
-from lm_eval_stereo.core.summary import SummaryTask
+from lm_eval_stereo.core.summary import SummaryTask, instance_kwargs
 from lm_eval_stereo.tasks.gest.data import DEFAULT_VERSION, load_gest
 from lm_eval_stereo.tasks.gest.metrics import score_metric_set
 from lm_eval_stereo.tasks.gest.options import VERSION_OPTION
@@ -74,8 +74,7 @@ class GestEnglishTask(GestTask):
     METRICS = score_metric_set("gest_en", TEMPLATE_NAMES)
 
     def construct_requests(self, doc: dict[str, Any], ctx: str, **kwargs: Any) -> list[Instance]:
-        kwargs.pop("apply_chat_template", None)
-        kwargs.pop("chat_template", None)
+        kwargs = instance_kwargs(kwargs)
         arguments = [(t.prompt(doc["sentence"]), word) for t in TEMPLATES for word in (t.male, t.female)]
         return [
             Instance(request_type="loglikelihood", doc=doc, arguments=argument, idx=i, **kwargs)

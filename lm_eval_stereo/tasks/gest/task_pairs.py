@@ -28,6 +28,7 @@ from lm_eval.api.instance import Instance
 from lm_eval_stereo.core.errors import DataError
 from lm_eval_stereo.core.masked_requests import MaskedLMTask
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer, require_tokenizer
+from lm_eval_stereo.core.summary import instance_kwargs
 from lm_eval_stereo.core.values import flag
 from lm_eval_stereo.tasks.gest.data import annotate_pairs, language_name, load_pairs, pairs_path
 from lm_eval_stereo.tasks.gest.metrics import PAIRS_METRICS, PAIRS_TEMPLATES
@@ -88,8 +89,7 @@ class GestPairsTask(GestTask):
     OPTIONS = OPTIONS
 
     def construct_requests(self, doc: dict[str, Any], ctx: str, **kwargs: Any) -> list[Instance]:
-        kwargs.pop("apply_chat_template", None)
-        kwargs.pop("chat_template", None)
+        kwargs = instance_kwargs(kwargs)
         return [
             Instance(request_type="loglikelihood", doc=doc, arguments=("", doc[side]), idx=i, **kwargs)
             for i, side in enumerate(("male", "female"))

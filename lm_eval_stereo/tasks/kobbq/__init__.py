@@ -3,7 +3,7 @@
 
 from lm_eval_stereo.core.figures import FigureSpec
 from lm_eval_stereo.core.registry import Benchmark, same_for_every_task
-from lm_eval_stereo.tasks.kobbq import metrics
+from lm_eval_stereo.tasks.kobbq import findings, metrics
 from lm_eval_stereo.tasks.kobbq.sources import KOBBQ
 
 METRIC_SETS = (metrics.CHOICE, metrics.GENERATION)
@@ -25,4 +25,6 @@ BENCHMARK = Benchmark(
     ),
     languages=("ko",),
     demo_tasks={"tiny": ("kobbq", "kobbq_gen"), "scoring": ("kobbq",), "generation": ("kobbq_gen",)},
+    leaderboard={"stereo_leaderboard": ("kobbq",), "stereo_leaderboard_chat": ("kobbq_gen",)},
+    findings=findings.findings,
 )

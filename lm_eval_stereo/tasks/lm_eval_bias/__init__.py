@@ -6,7 +6,7 @@ tests (models; EsBBQ against CaBBQ on the rows both share)."""
 
 from lm_eval_stereo.core.figures import FigureSpec
 from lm_eval_stereo.core.registry import Benchmark, LmEvalTasks
-from lm_eval_stereo.tasks.lm_eval_bias import logged, metrics
+from lm_eval_stereo.tasks.lm_eval_bias import findings, logged, metrics
 from lm_eval_stereo.tasks.lm_eval_bias.lm_eval_functions import KNOWN_VERSION
 from lm_eval_stereo.tasks.lm_eval_bias.sources import BBQ, ESBBQ_CABBQ
 
@@ -57,4 +57,5 @@ BENCHMARK = Benchmark(
         language=logged.language,
         version=KNOWN_VERSION,
     ),
+    findings=findings.findings,
 )

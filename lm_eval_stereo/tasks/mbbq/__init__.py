@@ -3,7 +3,7 @@ set; the benchmark's declaration (see README.md)."""
 
 from lm_eval_stereo.core.figures import FigureSpec
 from lm_eval_stereo.core.registry import Benchmark, same_for_every_task
-from lm_eval_stereo.tasks.mbbq import data, figure, metrics, options
+from lm_eval_stereo.tasks.mbbq import data, figure, findings, metrics, options
 from lm_eval_stereo.tasks.mbbq.sources import MBBQ
 
 BENCHMARK = Benchmark(
@@ -25,4 +25,9 @@ BENCHMARK = Benchmark(
     ),
     languages=tuple(data.LANGUAGES),
     demo_tasks={"tiny": ("mbbq", "mbbq_control"), "scoring": ("mbbq_en", "mbbq_control_en")},
+    leaderboard={
+        "stereo_leaderboard": ("mbbq", "mbbq_control"),
+        "stereo_leaderboard_chat": ("mbbq_gen", "mbbq_gen_control"),
+    },
+    findings=findings.findings,
 )

@@ -2,7 +2,7 @@
 
 from lm_eval_stereo.core.figures import FigureSpec
 from lm_eval_stereo.core.registry import Benchmark
-from lm_eval_stereo.tasks.rubia import metrics
+from lm_eval_stereo.tasks.rubia import findings, metrics
 from lm_eval_stereo.tasks.rubia.sources import RUBIA
 
 BENCHMARK = Benchmark(
@@ -23,4 +23,6 @@ BENCHMARK = Benchmark(
     ),
     languages=("ru",),
     demo_tasks={"tiny": ("rubia",)},
+    leaderboard={"stereo_leaderboard": ("rubia",)},
+    findings=findings.findings,
 )

@@ -29,8 +29,8 @@ from lm_eval_stereo.core import truncation
 from lm_eval_stereo.core.metrics import MetricSet
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer, require_tokenizer
 from lm_eval_stereo.core.model_types import ENCODER_MODEL_TYPES
-from lm_eval_stereo.core.reference_requests import Request, instances, request
-from lm_eval_stereo.core.summary import SummaryTask
+from lm_eval_stereo.core.reference_requests import Request, instances, lm_eval_encoding, request
+from lm_eval_stereo.core.summary import SummaryTask, instance_kwargs
 from lm_eval_stereo.core.token_split import scored_reference_tokens
 from lm_eval_stereo.core.values import flag
 from lm_eval_stereo.tasks.rubia.data import domain_rows, domain_task_types
@@ -115,14 +115,13 @@ def sentence_request(tokenizer: Any, text: str, add_special_tokens: bool = False
     character instead: the strings then say another split, which ``hf-prefix`` replaces by the reference's tokens and
     other backends score as lm_eval splits it (flagged)."""
     found = request(tokenizer, text, 0, add_special_tokens, truncation=True)
-    if found.context or found.kept or found.reference is None:
+    if found.context or found.split_kept or found.reference is None:
         return found
     text = found.continuation  # the text the reference's tokens cover (its first model_max_length tokens)
     end = tokenizer(text, return_offsets_mapping=True)["offset_mapping"][0][1]
     context, continuation = text[:end], text[end:]
-    whole = tokenizer(text, add_special_tokens=add_special_tokens)["input_ids"]
-    head = tokenizer(context, add_special_tokens=add_special_tokens)["input_ids"]
-    return Request(context, continuation, len(whole) - len(head), False, found.reference)
+    encoding = lm_eval_encoding(tokenizer, context, continuation, add_special_tokens)
+    return Request(context, continuation, len(encoding.whole) - len(encoding.context), False, found.reference)
 
 
 class RubiaTask(SummaryTask):
@@ -143,18 +142,22 @@ class RubiaTask(SummaryTask):
     def facts(self) -> dict[str, Any]:
         return {"domain": self.domain(), "protocol": "masked" if self.masked() else "causal"}
 
-    def requests(self, doc: dict[str, Any]) -> tuple[Request, Request]:
-        """The pro-trope and the anti-trope sentence's causal request, split with the evaluated model's tokenizer."""
-        metadata = self.config.metadata or {}
-        tokenizer = load_tokenizer(metadata)
-        add_bos = flag(metadata.get("add_bos_token") or False, "add_bos_token")
-        return sentence_request(tokenizer, doc["pro"], add_bos), sentence_request(tokenizer, doc["anti"], add_bos)
+    def reference_requests(self, doc: dict[str, Any]) -> tuple[Request, Request]:
+        """The pro-trope and the anti-trope sentence's causal request (:class:`Request`, with the reference's token
+        split), split with the evaluated model's tokenizer: built once per pair, for its lm_eval instances and again
+        for its item."""
+        built: dict[str, tuple[Request, Request]] = self.__dict__.setdefault("_reference_requests", {})
+        if doc["id"] not in built:
+            metadata = self.config.metadata or {}
+            tokenizer = load_tokenizer(metadata)
+            add_bos = flag(metadata.get("add_bos_token") or False, "add_bos_token")
+            built[doc["id"]] = tuple(sentence_request(tokenizer, doc[side], add_bos) for side in SIDES)
+        return built[doc["id"]]
 
     def construct_requests(self, doc: dict[str, Any], ctx: str, **kwargs: Any) -> list[Instance]:
         if not self.masked():
-            return instances(doc, self.requests(doc), **kwargs)
-        kwargs.pop("apply_chat_template", None)
-        kwargs.pop("chat_template", None)
+            return instances(doc, self.reference_requests(doc), **kwargs)
+        kwargs = instance_kwargs(kwargs)
         return [
             Instance(request_type="loglikelihood", doc=doc, arguments=("", doc[side]), idx=i, **kwargs)
             for i, side in enumerate(SIDES)
@@ -166,12 +169,12 @@ class RubiaTask(SummaryTask):
     def causal_item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
         """Every token after the first, the reference's tokens where the backend scored them."""
         scores, mismatch = {}, False
-        for side, req, result in zip(SIDES, self.requests(doc), results, strict=True):
+        for side, req, result in zip(SIDES, self.reference_requests(doc), results, strict=True):
             exact = scored_reference_tokens(result)
             scored = len(req.reference[1]) if exact and req.reference else req.scored
             scores[side] = perplexity(float(result[0]), scored if req.reference else 0)
             # a sentence longer than the model's window, not scored (NaN: unscored; counted as truncated)
-            mismatch = mismatch or not (req.kept or exact or truncation.unscored(result))
+            mismatch = mismatch or not (req.split_kept or exact or truncation.unscored(result))
         return pair_item(doc, scores, mismatch)
 
     def masked_item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 from lm_eval_stereo.core.figures import FigureSpec
 from lm_eval_stereo.core.registry import Benchmark, same_for_every_task
-from lm_eval_stereo.tasks.s_jsd import data, metrics, options
+from lm_eval_stereo.tasks.s_jsd import data, findings, metrics, options
 from lm_eval_stereo.tasks.s_jsd.sources import CROWS_PAIRS, S_JSD_MULTILINGUAL
 
 BENCHMARK = Benchmark(
@@ -22,4 +22,6 @@ BENCHMARK = Benchmark(
     ),
     languages=tuple(data.LANGUAGES),
     demo_tasks={"tiny": ("s_jsd_ext",), "scoring": ("s_jsd_en",)},
+    leaderboard={"stereo_leaderboard": ("s_jsd",)},
+    findings=findings.findings,
 )

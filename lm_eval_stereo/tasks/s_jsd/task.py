@@ -32,7 +32,8 @@ from lm_eval.api.instance import Instance
 from lm_eval_stereo.core.alignment import shared_positions
 from lm_eval_stereo.core.masked_requests import MaskedLMTask, Requests
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer
-from lm_eval_stereo.core.summary import SummaryTask
+from lm_eval_stereo.core.reference_requests import lm_eval_encoding
+from lm_eval_stereo.core.summary import SummaryTask, instance_kwargs
 from lm_eval_stereo.tasks.s_jsd.data import load_pairs, perturbed
 from lm_eval_stereo.tasks.s_jsd.metrics import NO_SHARED, OVERLENGTH, SCORED, metric_set, pair_scores
 from lm_eval_stereo.tasks.s_jsd.options import OPTIONS
@@ -124,15 +125,12 @@ def _token_request(tokenizer: Any, sentence: str, encoding: Any, position: int) 
     context = start + sentence[:before]
     framing = [tokenizer.bos_token_id if tokenizer.bos_token else tokenizer.eos_token_id] if start else []
     expected = framing + encoding["input_ids"][: index + 1]
-    whole = tokenizer(context + continuation, add_special_tokens=False)["input_ids"]
-    # lm_eval's contract: a context's trailing whitespace moves to the continuation before tokenisation
-    head = context.rstrip()
-    head_ids = tokenizer(head, add_special_tokens=False)["input_ids"] if head else []
-    if len(whole) <= len(head_ids):
+    encoding = lm_eval_encoding(tokenizer, context, continuation)  # never an empty context here
+    if len(encoding.whole) <= len(encoding.context):
         # the token's text merges into the context's last token (e.g. "n'é" + "tait" with byte-level BPE): lm_eval
         # would get no continuation token to score
         return None, False
-    return (context, continuation), whole == expected and head_ids == expected[:-1]
+    return (context, continuation), encoding.whole == expected and encoding.context == expected[:-1]
 
 
 def causal_plan(tokenizer: Any, more: str, less: str) -> CausalPlan:
@@ -169,8 +167,7 @@ class SJSDCausalTask(SummaryTask):
         return causal_plan(load_tokenizer(self.config.metadata or {}), doc["sent_more"], doc["sent_less"])
 
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
-        kwargs.pop("apply_chat_template", None)
-        kwargs.pop("chat_template", None)
+        kwargs = instance_kwargs(kwargs)
         return [
             Instance(request_type="loglikelihood", doc=doc, arguments=request, idx=i, **kwargs)
             for i, request in enumerate(self.plan(doc).requests)

@@ -2,7 +2,7 @@
 
 from lm_eval_stereo.core.figures import FigureSpec
 from lm_eval_stereo.core.registry import Benchmark, same_for_every_task
-from lm_eval_stereo.tasks.stereoset_multi import data, figure, metrics, options
+from lm_eval_stereo.tasks.stereoset_multi import data, figure, findings, metrics, options
 from lm_eval_stereo.tasks.stereoset_multi.sources import STEREOSET_MULTI
 
 BENCHMARK = Benchmark(
@@ -15,4 +15,6 @@ BENCHMARK = Benchmark(
     figures=(FigureSpec(figure.lms_ss_figure, "stereoset.png", "StereoSet: LMS vs SS", ("stereoset_multi.scores",)),),
     languages=data.LANGUAGES,
     demo_tasks={"tiny": ("stereoset_multi",), "scoring": ("stereoset_multi",)},
+    leaderboard={"stereo_leaderboard": ("stereoset_multi",)},
+    findings=findings.findings,
 )

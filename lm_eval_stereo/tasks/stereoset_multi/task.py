@@ -24,7 +24,7 @@ from typing import Any
 import datasets
 from lm_eval.api.instance import Instance
 
-from lm_eval_stereo.core.summary import SummaryTask
+from lm_eval_stereo.core.summary import SummaryTask, instance_kwargs
 from lm_eval_stereo.core.token_split import TokenSplitInstance, scored_reference_tokens
 from lm_eval_stereo.tasks.stereoset_multi import intra_scoring, normalization
 from lm_eval_stereo.tasks.stereoset_multi.data import load_rows
@@ -96,8 +96,7 @@ class StereoSetTask(SummaryTask):
         """Intersentence: lm_eval's multiple-choice requests; intrasentence: the requests of the scoring in force."""
         if doc["test"] != "intrasentence":
             return super().construct_requests(doc, ctx, **kwargs)
-        kwargs.pop("apply_chat_template", None)
-        kwargs.pop("chat_template", None)
+        kwargs = instance_kwargs(kwargs)
         splits = [self.intra.split(doc[f"c{c}_sentence"]) for c in CANDIDATES]
         arguments = [(request, split.reference(n)) for split in splits for n, request in enumerate(split.requests)]
         return [

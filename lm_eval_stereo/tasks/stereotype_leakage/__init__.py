@@ -44,4 +44,5 @@ BENCHMARK = Benchmark(
         "scoring": ("stereotype_leakage_en",),
         "generation": ("stereotype_leakage_gen_en",),
     },
+    leaderboard={"stereo_leaderboard": ("stereotype_leakage",), "stereo_leaderboard_chat": ("stereotype_leakage_gen",)},
 )

@@ -10,7 +10,8 @@ continuation of the template's prefix, with standard ``loglikelihood`` requests:
 used by default (in the others, e.g. "The <mask> people are <pgroup>.", the continuation would hold the group itself);
 option ``full_sentence=true`` keeps every template and scores the whole sentence (empty context) instead.
 
-lm_eval encodes a request as ``whole = encode(context + continuation)`` and scores ``whole[len(encode(context)):]``.
+lm_eval encodes a request as ``whole = encode(context + continuation)`` and scores ``whole[len(encode(context)):]``
+(:func:`~lm_eval_stereo.core.reference_requests.lm_eval_encoding`).
 Where the context's last token and the continuation's first merge in the evaluated model's tokenizer (no separator,
 as in Chinese, or a byte-level piece), the scored tokens are not the continuation's: such requests are scored as
 lm_eval scores them and counted in ``boundary_mismatches`` (NaN when no tokenizer can be resolved from the model
@@ -28,6 +29,8 @@ from lm_eval.api.instance import Instance
 
 from lm_eval_stereo.core.metrics import MetricSet, count
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer
+from lm_eval_stereo.core.reference_requests import lm_eval_encoding
+from lm_eval_stereo.core.summary import instance_kwargs
 from lm_eval_stereo.tasks.stereotype_leakage import metrics
 from lm_eval_stereo.tasks.stereotype_leakage.options import CAUSAL_OPTIONS as OPTIONS
 from lm_eval_stereo.tasks.stereotype_leakage.task import LeakageTask
@@ -40,17 +43,6 @@ BOUNDARY_MISMATCHES = count(
     "requests whose context's last token merges with the continuation's first in the model's tokenizer (scored as "
     "lm_eval scores them; NaN: no tokenizer to check with)",
 )
-
-
-def boundary_kept(tokenizer: Any, context: str, continuation: str) -> bool:
-    """Whether lm_eval's encoding of the request keeps its split: the context's tokens begin the whole's and at least
-    one token is left for the continuation (an empty context always keeps it)."""
-    if not context:
-        return True
-    head = context.rstrip()  # lm_eval moves a context's trailing whitespace to the continuation
-    context_ids = tokenizer(head, add_special_tokens=False)["input_ids"]
-    whole = tokenizer(context + continuation, add_special_tokens=False)["input_ids"]
-    return whole[: len(context_ids)] == context_ids and len(whole) > len(context_ids)
 
 
 @functools.cache
@@ -84,8 +76,7 @@ class LeakageCausalTask(LeakageTask):
         ]
 
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
-        kwargs.pop("apply_chat_template", None)
-        kwargs.pop("chat_template", None)
+        kwargs = instance_kwargs(kwargs)
         return [
             Instance(request_type="loglikelihood", doc=doc, arguments=pair, idx=i, **kwargs)
             for i, pair in enumerate(self.pairs(doc))
@@ -101,7 +92,9 @@ class LeakageCausalTask(LeakageTask):
     def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
         tokenizer = self._tokenizer()
         mismatches = (
-            math.nan if tokenizer is None else sum(not boundary_kept(tokenizer, *pair) for pair in self.pairs(doc))
+            math.nan
+            if tokenizer is None
+            else sum(not lm_eval_encoding(tokenizer, *pair).split_kept for pair in self.pairs(doc))
         )
         return {**super().item(doc, results), "boundary_mismatches": mismatches}
 

@@ -22,6 +22,7 @@ import datasets
 from lm_eval.api.instance import Instance
 
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer
+from lm_eval_stereo.core.summary import instance_kwargs
 from lm_eval_stereo.tasks.stereotype_leakage.task import LeakageTask
 from lm_eval_stereo.tasks.stereotype_leakage.task import custom_dataset as leakage_dataset
 
@@ -60,10 +61,10 @@ class LeakageSeq2SeqTask(LeakageTask):
     """One ``loglikelihood`` request for the prior word and one per group; ILPS = log-likelihood / label tokens."""
 
     SCORE_KIND = "seq2seq"
+    SEQ2SEQ = True
 
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
-        kwargs.pop("apply_chat_template", None)
-        kwargs.pop("chat_template", None)
+        kwargs = instance_kwargs(kwargs)
         return [
             Instance(request_type="loglikelihood", doc=doc, arguments=tuple(pair), idx=i, **kwargs)
             for i, pair in enumerate(doc["requests"])

@@ -1,0 +1,106 @@
+"""CPU-seconds per test file, printed at the end of a run (a pytest plugin, loaded by ``conftest.py``).
+
+A file's figure is the user + system time its tests took in the test process and in every process they started:
+the process's own ``RUSAGE_SELF`` and ``RUSAGE_CHILDREN`` (children once reaped: ``lm_eval`` subprocesses,
+``accelerate launch``, a server stopped), the children of the live :mod:`lm_eval_forkserver` servers (reaped by the
+server, reported by it: :func:`lm_eval_runner.fork_servers_cpu`) and the processes of a killed server that no one
+reaps (:func:`model_server.unreaped_cpu`). A fixture is counted with the test that set it up or tore it down: a
+module fixture in its file, a session fixture (the SmolLM2 ``hf`` runs) in the first file that asked for it.
+
+With xdist each worker measures its own files and sends them to the controller (``workeroutput``), which prints one
+table: files by CPU-seconds, the tier of each (``engine``: :mod:`tiers`), the totals per tier, and each worker's
+CPU-seconds outside any test (start-up, collection). The next tier is budgeted on these figures: on the idle 2-core
+machine ``make test`` (2 workers) takes about the larger of (total ÷ 2) and the busiest worker's sum, in seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+
+import pytest
+from lm_eval_runner import fork_servers_cpu
+from model_server import unreaped_cpu
+from tiers import ENGINE
+
+#: the key under which a worker sends its figures to the controller
+WORKER_OUTPUT = "cpu_per_file"
+
+
+def cpu_now() -> float:
+    """CPU-seconds so far of this process and of every process it started (see the module docstring)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime + fork_servers_cpu() + unreaped_cpu()
+
+
+@dataclass
+class FileCost:
+    cpu: float = 0.0
+    wall: float = 0.0
+    tests: int = 0
+    engine: bool = False
+
+    def add(self, other: FileCost) -> None:
+        self.cpu, self.wall, self.tests = self.cpu + other.cpu, self.wall + other.wall, self.tests + other.tests
+        self.engine = self.engine or other.engine
+
+
+class CpuReport:
+    """The figures of one process (a worker, or a run without xdist) and, on the controller, the workers'."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, FileCost] = defaultdict(FileCost)
+        self.outside: dict[str, float] = {}  # worker id -> CPU-seconds outside any test
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
+        start_cpu, start_wall = cpu_now(), time.monotonic()
+        try:
+            return (yield)
+        finally:
+            cost = self.files[item.nodeid.split("::", 1)[0]]
+            cost.cpu += cpu_now() - start_cpu
+            cost.wall += time.monotonic() - start_wall
+            cost.tests += 1
+            cost.engine = cost.engine or item.get_closest_marker(ENGINE) is not None
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        outside = cpu_now() - sum(cost.cpu for cost in self.files.values())
+        workeroutput = getattr(session.config, "workeroutput", None)
+        if workeroutput is not None:  # an xdist worker: its figures go to the controller
+            files = {name: asdict(cost) for name, cost in self.files.items()}
+            workeroutput[WORKER_OUTPUT] = json.dumps({"files": files, "outside": outside})
+        else:
+            self.outside.setdefault("this process", outside)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error) -> None:
+        """On the xdist controller: a worker's figures (none where it crashed before sending them)."""
+        sent = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
+        if sent:
+            figures = json.loads(sent)
+            for name, cost in figures["files"].items():
+                self.files[name].add(FileCost(**cost))
+            self.outside[node.gateway.id] = figures["outside"]
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if not self.files:
+            return
+        write = terminalreporter.write_line
+        terminalreporter.section("CPU-seconds per test file (user + system, with the processes each started)")
+        write(f"{'CPU s':>8} {'wall s':>8} {'tests':>5}  tier    file")
+        for name, cost in sorted(self.files.items(), key=lambda entry: -entry[1].cpu):
+            tier = ENGINE if cost.engine else "quick"
+            write(f"{cost.cpu:8.1f} {cost.wall:8.1f} {cost.tests:5d}  {tier:<6}  {name}")
+        for tier, engine in (("quick", False), (ENGINE, True)):
+            total = sum(cost.cpu for cost in self.files.values() if cost.engine == engine)
+            write(f"{total:8.1f} CPU-seconds: the {tier} tier's files")
+        for worker, seconds in sorted(self.outside.items()):
+            write(f"{seconds:8.1f} CPU-seconds outside any test ({worker}: start-up, collection)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(CpuReport(), "cpu_report_figures")
