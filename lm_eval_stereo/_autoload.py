@@ -82,6 +82,7 @@ _HOOKS: dict[str, tuple[tuple[str, str], ...]] = {
     "lm_eval.tasks.manager": (("register its tasks", "tasks:install"),),
     "lm_eval.models": (("register its models", "registry:install"),),
     "lm_eval._cli.harness": (("translate --tasks list", "cli:install"),),
+    "lm_eval._cli.run": (("keep credentials out of its summary line", "cli:install_run"),),
 }
 
 

@@ -11,13 +11,17 @@ loopback port, started once for this file (one file: one xdist worker) and stopp
   as in-process ``hf`` cuts it). Sampled: every request answered, and the repeats of one prompt are different
   samples (each repeat carries its own seed).
 - The report and the Every Eval Ever export read the served run like any other and name the model by its ``model=``;
-  the API key is in no file, log or output.
+  the run carries credentials of every kind (``OPENAI_API_KEY``, ``user:KEY@`` and ``?api-key=`` in ``base_url``,
+  ``api_key=``, ``auth_token=``): none is in any file it, the report or the export writes (its ``--use_cache`` file
+  among them), nor on any console. Every answer is cut at ``max_gen_toks``: counted per task as ``cut_answers``.
 - Faults: no server at ``base_url`` (one line naming the URL, exit 2, no lm_eval run); lm_eval's API packages missing
   (one line naming ``pip install "lm-eval-stereo[api]"``); the server killed mid-run (the run ends, the requests it
   lost counted as ``unanswered`` in the results and the report), restarted, and the run resumed with
   ``--use_cache``: only the lost requests are sent and the results equal the uninterrupted run's; log-likelihood
   tasks through the chat endpoint and through ``/v1/completions``, which returns no prompt log-probabilities, stop
   before any request with one line naming the endpoint.
+- Served answers checked before they are scores, against a fault-injecting stand-in (tests/openai_stand_in.py) for
+  the answers no real server gives (the section at the end of this file).
 """
 
 from __future__ import annotations
@@ -36,6 +40,11 @@ from lm_eval_stereo.cli import main
 
 #: an API key only this file knows: it must reach the server's requests and no file
 API_KEY = "sk-served-tier-0f3c9d1e7b"
+#: the credentials the served run carries in its model arguments, as proxies and Azure-style endpoints take them: the
+#: user info of ``base_url``, a key in its query, ``api_key=`` (lm_eval's API models take it into ``**kwargs``) and
+#: ``auth_token=``; none may reach a file or the console
+URL_KEY, QUERY_KEY, ARG_KEY, AUTH_TOKEN = "sk-url-7d1e0c", "sk-query-5b8a2f", "sk-arg-93c4e6", "tok-auth-a61f07"
+SECRETS = (API_KEY, URL_KEY, QUERY_KEY, ARG_KEY, AUTH_TOKEN)
 #: one thread per process: the server and lm_eval share two cores (fewer CPU-seconds than threads spinning on them)
 ENV = {"OPENAI_API_KEY": API_KEY, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
        "OMP_NUM_THREADS": "1"}  # fmt: skip
@@ -96,16 +105,29 @@ def server(served_model: Path, tmp_path_factory: pytest.TempPathFactory):
     served.stop()
 
 
-def chat_args(smollm2: Path, server: Server, tasks: dict[str, int]) -> list[str]:
+def chat_args(smollm2: Path, server: Server, tasks: dict[str, int], credentials: bool = False) -> list[str]:
+    """The arguments of a served chat run of ``tasks``; ``credentials``: with every kind of credential
+    (:data:`SECRETS`) in its model arguments."""
+    base_url = f"{server.base}/v1/chat/completions"
+    more = ""
+    if credentials:
+        base_url = (
+            f"http://user:{URL_KEY}@{server.base.removeprefix('http://')}/v1/chat/completions?api-key={QUERY_KEY}"
+        )
+        more = f",api_key={ARG_KEY},auth_token={AUTH_TOKEN}"
     args = ["--model", "local-chat-completions", "--model_args"]
-    args += [f"model={smollm2},base_url={server.base}/v1/chat/completions,tokenizer_backend=none"]
+    args += [f"model={smollm2},base_url={base_url},tokenizer_backend=none{more}"]
     args += ["--apply_chat_template", "--tasks", ",".join(tasks), *samples_arg(tasks)]
     return [*args, "--gen_kwargs", f"max_gen_toks={MAX_GEN_TOKS}", "--log_samples"]
 
 
 @pytest.fixture(scope="module")
 def served_run(served_model: Path, server: Server, tmp_path_factory: pytest.TempPathFactory) -> LmEvalRun:
-    return run_lm_eval(chat_args(served_model, server, DOCUMENTS), tmp_path_factory.mktemp("served_run"))
+    """The served run of every generative protocol, with every kind of credential in its model arguments and its
+    answers kept in a ``--use_cache`` file inside its output folder."""
+    out = tmp_path_factory.mktemp("served_run")
+    args = [*chat_args(served_model, server, DOCUMENTS, credentials=True), "--use_cache", str(out / "cache")]
+    return run_lm_eval(args, out)
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +161,9 @@ def test_greedy_texts_scores_and_metrics_equal_the_in_process_run(served_run, hf
     for doc in served:
         assert item_scores(served[doc]) == item_scores(local[doc])
         assert served[doc]["filtered_resps"] == local[doc]["filtered_resps"]
-    served_metrics = {k: v for k, v in served_run.results["results"][task].items() if not k.startswith("unanswered")}
+    served_metrics = {
+        k: v for k, v in served_run.results["results"][task].items() if not k.startswith(("unanswered", "cut_answers"))
+    }
     assert assert_same_metrics(served_metrics, hf_run.results["results"][task]) > 0
     assert served_run.metric(task, "unanswered") == 0
 
@@ -159,10 +183,35 @@ def test_sampled_protocols_are_answered_and_repeats_are_distinct_samples(served_
 
 
 @pytest.mark.engine
-def test_the_report_and_export_read_a_served_run_and_no_file_holds_the_key(served_run, smollm2, tmp_path, capsys):
+def test_answers_transformers_serve_cut_at_max_gen_toks_are_counted_and_shown_as_a_caveat(served_run, smollm2, capsys):
+    """``--gen_kwargs max_gen_toks=8``: every answer of the served run stops at the limit (``transformers serve``
+    answers ``finish_reason: "length"``; each text is at least 8 tokens of the model's tokenizer, so none ended by
+    itself); every task counts each of its answers, each repeat of a sampled prompt its own, in ``cut_answers``, and
+    the report shows the caveat."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(smollm2)
+    for task in DOCUMENTS:
+        answers = [text for sample in served_run.samples[task] for text in texts(sample)]
+        assert all(len(tokenizer.encode(text, add_special_tokens=False)) >= MAX_GEN_TOKS for text in answers), answers
+        filter_key = "persona" if "persona" in task else "none"
+        assert served_run.metric(task, "cut_answers", filter_key) == len(answers) > 0, task
+    assert main(["report", str(served_run.output_dir), "--details"]) == 0
+    report = capsys.readouterr().out
+    caveat = f"cut_answers = {LEAKAGE_REPEATS}: answers the server cut at the token limit (finish_reason: length)"
+    assert caveat in report and "raise max_gen_toks in --gen_kwargs" in report
+
+
+@pytest.mark.engine
+def test_the_report_and_export_read_a_served_run_and_no_file_holds_a_key(served_run, server, smollm2, tmp_path, capsys):
+    """Every file the served run wrote (results, samples, the ``--use_cache`` database), the report's Markdown, HTML
+    and JSON, the export's records, and the console of all of them: none holds any of the credentials
+    (:data:`SECRETS`) in any form the run was given them."""
     assert served_run.results["config"]["model"] == "local-chat-completions"
-    html, records = tmp_path / "report", tmp_path / "eee"
-    assert main(["report", str(served_run.output_dir), "--details", "--html", str(html)]) == 0
+    html, records, report_json = tmp_path / "report", tmp_path / "eee", tmp_path / "report.json"
+    assert (
+        main(["report", str(served_run.output_dir), "--details", "--html", str(html), "--json", str(report_json)]) == 0
+    )
     report = capsys.readouterr().out
     assert f"| {smollm2.name} |" in report
     model_id = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -172,10 +221,18 @@ def test_the_report_and_export_read_a_served_run_and_no_file_holds_the_key(serve
     assert written
     assert any(json.loads(path.read_text())["model_info"]["id"] == model_id for path in written)
     files = [path for folder in (served_run.output_dir, html, records) for path in folder.rglob("*") if path.is_file()]
-    assert len(files) > len(written) + 2
-    leaks = [path for path in files if API_KEY.encode() in path.read_bytes()]
-    assert leaks == []
-    assert API_KEY not in served_run.stdout + served_run.stderr + report + capsys.readouterr().out
+    files.append(report_json)
+    kinds = {path.suffix for path in files}
+    assert {".json", ".jsonl", ".db", ".html"} <= kinds, kinds
+    assert (served_run.output_dir / "cache_rank0.db").stat().st_size > 0
+    leaks = {secret: [path for path in files if secret.encode() in path.read_bytes()] for secret in SECRETS}
+    assert leaks == {secret: [] for secret in SECRETS}
+    console = served_run.stdout + served_run.stderr + report + capsys.readouterr().out
+    assert [secret for secret in SECRETS if secret in console] == []
+    # the credentials reached lm_eval, redacted where it wrote them: its log of the model arguments, its summary line
+    assert "'api_key': '<redacted>'" in served_run.stderr and "'auth_token': '<redacted>'" in served_run.stdout
+    base_url = served_run.results["config"]["model_args"]["base_url"]
+    assert base_url == f"{server.base}/v1/chat/completions?api-key=<redacted>"
 
 
 def test_no_server_at_base_url_stops_in_one_line_before_any_work(smollm2, tmp_path):
@@ -314,3 +371,130 @@ def test_a_refused_or_failed_answer_is_no_text_and_a_returned_stop_string_is_cut
     assert model.parse_generations(answer(None)) == [None]  # a refusal: no content
     assert model.parse_generations(answer("Muž.\n\nEnglish:")) == ["Muž."]
     assert model.parse_generations({"lm_eval_stereo_failed": True, "prompts": 2}) == [None, None]
+
+
+# --- served answers checked before they are scores (issue 54) ---------------------------------------------------------
+# A fault-injecting stand-in (tests/openai_stand_in.py) for the answers no real server gives: a token_logprobs list
+# shorter than the tokens sent or without the generated token's entry, a positive or NaN log-probability, no
+# logprobs, an answer naming another model, empty choices. What a real server shows (an answer cut at the token
+# limit: transformers serve stops at max_gen_toks) is tested against the real one above.
+
+
+@pytest.fixture
+def stand_in():
+    from openai_stand_in import serve_stand_in
+
+    with serve_stand_in() as server:
+        yield server
+
+
+def stand_in_scoring_args(stand_in, tokenizer: Path) -> list[str]:
+    args = ["--model", "local-completions", "--model_args"]
+    args += [f"model=stand-in-model,base_url={stand_in.base}/v1/completions,tokenizer={tokenizer}"]
+    return [*args, "--tasks", "gest_en", "--limit", "1"]
+
+
+def stand_in_chat_args(stand_in, tasks: str = "kobbq_gen") -> list[str]:
+    args = ["--model", "local-chat-completions", "--model_args"]
+    args += [f"model=stand-in-model,base_url={stand_in.base}/v1/chat/completions,tokenizer_backend=none"]
+    return [*args, "--apply_chat_template", "--tasks", tasks, "--limit", "2", "--log_samples"]
+
+
+def assert_one_line(run: LmEvalRun, line: str) -> None:
+    assert run.returncode == 2 and run.results == {}, run.stderr[-3000:]
+    assert run.stderr.strip().splitlines()[-1] == f"lm-eval-stereo: {line}"
+    assert "Traceback" not in run.stderr and "failed after" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("fault", "wrong"),
+    [
+        ("short", "{n_less} log-probabilities for the {n} tokens sent and the one generated ({n_more} expected)"),
+        (
+            "no_generated",
+            "{n} log-probabilities for the {n} tokens sent, without the generated token's entry: lm_eval would drop "
+            "the continuation's last token",
+        ),
+        ("positive", "token {n} of {n_more} has the log-probability 0.25, not a finite number <= 0"),
+        ("nan", "token {n} of {n_more} has the log-probability nan, not a finite number <= 0"),
+        ("no_logprobs", "no logprobs.token_logprobs and top_logprobs lists (logprobs: None)"),
+    ],
+)
+def test_a_log_likelihood_answer_that_is_not_one_stops_in_one_line_naming_what_is_wrong(
+    stand_in, tiny_causal, tmp_path, fault, wrong
+):
+    """The first request of gest_en (the longest of its first document: its context and one continuation, ``n``
+    tokens, and the generated token) answered with the fault: one line naming the endpoint and what is wrong with the
+    answer, not a score, and not "failed after 2 tries" (nothing was retried)."""
+    stand_in.set_fault(fault)
+    run = run_lm_eval(stand_in_scoring_args(stand_in, tiny_causal), tmp_path, check=False)
+    assert len(stand_in.requests) == 2  # the probe, then the one request whose answer stopped the run
+    (sent,) = stand_in.requests[-1]["prompt"]
+    wrong = wrong.format(n=len(sent), n_less=len(sent) - 1, n_more=len(sent) + 1)
+    url = f"{stand_in.base}/v1/completions"
+    assert_one_line(
+        run, f"{url} gave an answer to a log-likelihood request that is not one: {wrong}; no results written"
+    )
+
+
+def test_a_well_formed_answer_is_scored_from_every_token_and_a_version_suffix_is_the_asked_model(
+    stand_in, tiny_causal, tmp_path
+):
+    """The same requests answered well-formed, naming the model as asked and then with a version after it (as OpenAI's
+    API does): scored, the four continuations' log-likelihoods the sums of the stand-in's values of their tokens."""
+    from openai_stand_in import token_logprob
+    from transformers import AutoTokenizer
+
+    runs = {}
+    for fault in (None, "suffix"):
+        stand_in.set_fault(fault)
+        runs[fault] = run_lm_eval(
+            [*stand_in_scoring_args(stand_in, tiny_causal), "--log_samples"], tmp_path / str(fault)
+        )
+    assert runs[None].results["results"] == runs["suffix"].results["results"]
+    (sample,) = runs[None].samples["gest_en"]
+    tokenizer = AutoTokenizer.from_pretrained(tiny_causal)
+    expected = []
+    for request in sample["arguments"].values():
+        context, continuation = request["arg_0"], request["arg_1"]
+        spaces = len(context) - len(context.rstrip())  # lm_eval's _encode_pair moves them to the continuation
+        context, continuation = (
+            (context[:-spaces], context[-spaces:] + continuation) if spaces else (context, continuation)
+        )
+        context_ids = tokenizer.encode(context, add_special_tokens=False)
+        whole = tokenizer.encode(context + continuation, add_special_tokens=False)
+        expected.append(sum(map(token_logprob, whole[len(context_ids) :])))
+    assert [float(resp[0][0]) for resp in sample["resps"]] == pytest.approx(expected)
+
+
+def test_an_answer_naming_another_model_than_asked_stops_in_one_line(stand_in, tmp_path):
+    stand_in.set_fault("other_model")
+    run = run_lm_eval(stand_in_chat_args(stand_in), tmp_path, check=False)
+    assert_one_line(
+        run,
+        f"{stand_in.base}/v1/chat/completions answered as the model 'other-model', not the 'stand-in-model' asked for "
+        "(--model_args model=): its answers are not that model's; no results written",
+    )
+
+
+def test_chat_answers_without_choices_are_unanswered_and_cut_ones_counted_with_a_report_caveat(
+    stand_in, tmp_path, capsys
+):
+    """An answer with an empty ``choices`` list (lm_eval: a ``zip()`` error that ends the run) is counted
+    ``unanswered``; one cut at the token limit (``finish_reason: length``) is scored as its text and counted
+    ``cut_answers``; the report shows each as a caveat."""
+    counts = {}
+    for fault in ("empty_choices", "length", None):
+        stand_in.set_fault(fault)
+        run = run_lm_eval(stand_in_chat_args(stand_in), tmp_path / str(fault))
+        counts[fault] = (run.metric("kobbq_gen", "unanswered"), run.metric("kobbq_gen", "cut_answers"))
+        texts = [text for sample in run.samples["kobbq_gen"] for response in sample["resps"] for text in response]
+        assert texts == (["", ""] if fault == "empty_choices" else ["Ja.", "Ja."]), (fault, texts)
+        assert ("answered with no choices: counted as unanswered" in run.stderr) == (fault == "empty_choices")
+        assert "Traceback" not in run.stderr
+        assert main(["report", str(tmp_path / str(fault)), "--details"]) == 0
+        report = capsys.readouterr().out
+        assert ("unanswered = 2: requests the model did not answer" in report) == (fault == "empty_choices")
+        caveat = "cut_answers = 2: answers the server cut at the token limit (finish_reason: length)"
+        assert (caveat in report) == (fault == "length"), report[-3000:]
+    assert counts == {"empty_choices": (2, 0), "length": (0, 2), None: (0, 0)}

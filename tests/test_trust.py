@@ -1,9 +1,10 @@
 """Trust at scale (issue 54), through ``lm_eval`` on the tiny seeded model: model arguments known from what the user
-passed, files kept inside ``--output_path``, the ``--use_cache`` file read as data. The served cases (credentials in
+passed, files kept inside ``--output_path``, the ``--use_cache`` file read as data, requests longer than ``hf``'s
+``max_length`` counted. The served cases (credentials in
 every file a served run writes, served answers checked) are in ``tests/test_served.py``, beside the real server.
 
-CPU cost (2-core machine, the forked ``lm_eval`` runs): about 10 runs of a few seconds each on 1-2 documents of
-``gest_en`` and one in-process ``simple_evaluate``: about a minute in all.
+CPU cost (2-core machine, the forked ``lm_eval`` runs): about 12 runs of a few seconds each on 1-2 documents of
+``gest_en`` (and ``rubia_lgbtq``) and one in-process ``simple_evaluate``: about a minute in all.
 """
 
 from __future__ import annotations
@@ -209,3 +210,87 @@ def test_a_damaged_foreign_or_malformed_cache_file_stops_in_one_line_and_runs_no
         run = cached_run(tiny_causal, cache, tmp_path / cache.stem)
         assert_stopped(run, f"lm-eval-stereo: --use_cache: {cache} {problem}", prefix=True)
     assert not ran.exists()
+
+
+# --- 7. requests longer than the model's window, counted (hf) ------------------------------------------------------
+
+
+def test_hf_requests_longer_than_max_length_are_counted_scored_cut_or_not_at_all(tiny_causal, tmp_path, capsys):
+    """``max_length=24``: every request of gest_en's first two documents (contexts of 28-57 tokens) is scored on its
+    context cut from the left, as lm_eval's ``hf`` cuts it; RuBia's sentences (the continuation, 25 tokens and more)
+    do not fit at all: lm_eval ended the run in a bare ``AssertionError``, they are now not scored (``unscored``).
+    Both counted per task as ``truncated``, one warning line, the report's caveat; a rerun from ``--use_cache`` reads
+    the answers with their marks (the same counts)."""
+    from lm_eval_stereo.cli import main
+
+    args = hf_args(tiny_causal, "max_length=24")
+    args[args.index(TASK)] = f"{TASK},rubia_lgbtq"
+    args += ["--log_samples", "--use_cache", str(tmp_path / "cache")]
+    first = run_lm_eval(args, tmp_path / "first")
+    again = run_lm_eval(args, tmp_path / "again")
+    assert "Requests remaining: 0" in again.stderr
+    for run in (first, again):
+        assert "Traceback" not in run.stderr
+        assert (run.metric(TASK, "truncated"), run.metric(TASK, "count"), run.metric(TASK, "unscored")) == (2, 2, 0)
+        rubia = ("truncated", "count", "unscored")
+        assert tuple(run.metric("rubia_lgbtq", name) for name in rubia) == (2, 0, 2)
+    assert [sample["resps"] for sample in again.samples[TASK]] == [sample["resps"] for sample in first.samples[TASK]]
+    assert (
+        "hf: 12 request(s) longer than the model's window of 24 tokens: 8 scored on their context cut from the left, 4 "
+        "not scored (the continuation alone is longer); counted per task as 'truncated': raise max_length in "
+        "--model_args" in first.stderr
+    )
+    assert main(["report", str(tmp_path / "first"), "--details"]) == 0
+    assert "truncated = 2: items with a request longer than the model's window" in capsys.readouterr().out
+
+
+# --- 7. requests longer than the model's window, counted (vLLM) ----------------------------------------------------
+
+VLLM_BIN = Path(__file__).resolve().parents[1] / ".cache" / "vllm-venv" / "bin"
+#: vLLM's window here: it reads at most max_model_len - 1 tokens of a log-likelihood request (it generates one)
+VLLM_MAX_MODEL_LEN = 32
+
+
+@pytest.mark.engine
+@pytest.mark.skipif(not (VLLM_BIN / "lm_eval").exists(), reason="no vLLM venv: make vllm-venv")
+def test_vllm_requests_longer_than_max_model_len_are_counted_not_a_raw_attribute_error(smollm2, tmp_path, capsys):
+    """One vLLM CPU engine (its own start: about 2 minutes of CPU on two cores) of SmolLM2 with ``max_model_len=32``
+    on mbbq_en's first two documents (contexts of more than 100 tokens: cut from the left) and RuBia's first three
+    (Russian sentences, some longer than the window: lm_eval ended the run in a raw ``AttributeError`` from
+    ``_parse_logprobs``; now not scored). The counts equal those recomputed here from each logged request's tokens
+    (lm_eval's encoding: the context's tokens, then the rest of the whole text's)."""
+    from transformers import AutoTokenizer
+
+    from lm_eval_stereo.cli import main
+
+    model_args = f"pretrained={smollm2},dtype=float32,max_model_len={VLLM_MAX_MODEL_LEN},enforce_eager=True"
+    documents = {"mbbq_en": [0, 1], "rubia_gender": [0, 1, 2]}
+    args = ["--model", "vllm", "--model_args", model_args, "--batch_size", "auto", "--tasks", ",".join(documents)]
+    args += ["--samples", json.dumps(documents), "--log_samples"]
+    env = {"VLLM_CPU_KVCACHE_SPACE": "1", "OMP_NUM_THREADS": "1"}
+    run = run_lm_eval(args, tmp_path / "run", launcher=[str(VLLM_BIN / "lm_eval")], env=env)
+    assert "AttributeError" not in run.stderr and "_parse_logprobs" not in run.stderr
+
+    tokenizer = AutoTokenizer.from_pretrained(smollm2)
+    window = VLLM_MAX_MODEL_LEN - 1
+
+    def lengths(request: dict) -> tuple[int, int]:
+        context, continuation = request["arg_0"], request["arg_1"]
+        spaces = len(context) - len(context.rstrip())
+        if spaces:
+            context, continuation = context[:-spaces], context[-spaces:] + continuation
+        context_ids = tokenizer.encode(context, add_special_tokens=False) if context else [tokenizer.eos_token_id]
+        whole = tokenizer.encode(context + continuation, add_special_tokens=False)
+        continuation_ids = whole[len(context_ids) :] if context else whole
+        return len(context_ids), len(continuation_ids)
+
+    for task in documents:
+        requests = [[lengths(request) for request in s["arguments"].values()] for s in run.samples[task]]
+        truncated = sum(any(c + n > window for c, n in doc) for doc in requests)
+        unfit = sum(any(n >= window for _, n in doc) for doc in requests)
+        assert run.metric(task, "truncated") == truncated, (task, requests)
+        assert run.metric(task, "unscored") == unfit, (task, requests)
+    assert run.metric("mbbq_en", "truncated") == 2 and run.metric("rubia_gender", "unscored") >= 1
+    assert "vllm: " in run.stderr and "request(s) longer than the model's window of 32 tokens" in run.stderr
+    assert main(["report", str(tmp_path / "run"), "--details"]) == 0
+    assert "truncated = 2: items with a request longer than the model's window" in capsys.readouterr().out

@@ -4,15 +4,20 @@ A user passes credentials as model arguments (``api_key=``, ``auth_token=``, ``t
 or inside a URL (``http://user:KEY@host/...``, ``...?api-key=KEY`` as proxies and Azure-style endpoints take them).
 lm_eval 0.4.13 writes the model arguments into ``config.model_args`` and, merged into every task's metadata, into
 ``configs.<task>.metadata`` of the results file; the plugin writes them into its messages and its answer-cache
-record. Everything written goes through :func:`redact_model_args` / :func:`redact_url` first.
+record. Everything written goes through :func:`redact_model_args` / :func:`redact_url` first. What lm_eval prints
+to the console (its "Initializing ... with arguments" log line, its summary line) cannot be rewritten before it is
+written: while a run is in progress (:func:`hidden`) every log record, and the ``lm_eval`` command's summary line,
+has the run's credentials (:func:`secrets_of`) replaced in its text (:func:`redact_text`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, unquote_plus, urlencode, urlsplit, urlunsplit
 
 from lm_eval_stereo.core.values import FALSE, TRUE, parse_model_args
 
@@ -78,3 +83,90 @@ def redact_model_args(model_args: Any) -> Any:
     if isinstance(model_args, Mapping):
         return redacted
     return ",".join(f"{key}={value}" for key, value in redacted.items())
+
+
+#: a credential shorter than this is not searched for in console text (a one-letter ``api_key=a`` would blank every
+#: "a" of every log line); it is still redacted wherever it is written as a model argument or URL part
+MIN_SECRET_LENGTH = 4
+
+
+def _url_secrets(url: str) -> set[str]:
+    """The credentials of ``url``: its password (or its user name where it has none: ``http://KEY@host``) and the
+    values of its query parameters named like credentials, each as written and percent-decoded."""
+    try:
+        parts = urlsplit(url)
+        found = {parts.password} if parts.password else {parts.username}
+    except ValueError:
+        return set()
+    for pair in parts.query.split("&"):
+        name, _, value = pair.partition("=")
+        if is_secret_name(unquote_plus(name)):
+            found |= {value, unquote_plus(value)}
+    found = {text for text in found if text}
+    return found | {unquote(text) for text in found}
+
+
+def secrets_of(model_args: Any) -> frozenset[str]:
+    """The credential texts in ``model_args`` (a dict, ``k=v,...`` or JSON text): the values of arguments named like
+    credentials (a header mapping's values and their last word: ``Bearer KEY``), and the credentials of every URL
+    (:func:`_url_secrets`); truth values and texts shorter than :data:`MIN_SECRET_LENGTH` left out."""
+    args = dict(model_args) if isinstance(model_args, Mapping) else parse_model_args(model_args)
+    found: set[str] = set()
+    for name, value in args.items():
+        values = list(value.values()) if isinstance(value, Mapping) else [value]
+        for text in map(str, values):
+            if is_secret_name(name) and text.strip().lower() not in (*TRUE, *FALSE, "none"):
+                found |= {text, text.split()[-1]} if text.split() else set()
+            if _is_url(text):
+                found |= _url_secrets(text)
+    return frozenset(text for text in found if len(text) >= MIN_SECRET_LENGTH)
+
+
+def redact_text(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every occurrence of each of ``secrets`` (longest first) replaced by :data:`REDACTED`."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+#: the credentials of the runs in progress in this process (:func:`hidden`), searched for in every log record
+_HIDDEN: list[frozenset[str]] = []
+
+
+def hidden_secrets() -> frozenset[str]:
+    """The credentials of every run in progress (:func:`hidden`)."""
+    return frozenset().union(*_HIDDEN)
+
+
+def _redacting_factory(factory: Callable[..., logging.LogRecord]) -> Callable[..., logging.LogRecord]:
+    def make_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = factory(*args, **kwargs)
+        secrets = hidden_secrets()
+        if secrets:
+            try:
+                message = record.getMessage()
+            except Exception:  # noqa: BLE001 - a record whose arguments do not format is left to logging
+                return record
+            redacted = redact_text(message, secrets)
+            if redacted != message:
+                record.msg, record.args = redacted, None
+        return record
+
+    make_record._lm_eval_stereo = True  # type: ignore[attr-defined]
+    return make_record
+
+
+@contextlib.contextmanager
+def hidden(secrets: Iterable[str]) -> Iterator[None]:
+    """While the block runs, every log record of this process (lm_eval's "Initializing ... with arguments", any
+    library's, any thread's) has ``secrets`` replaced by :data:`REDACTED` in its message: console logs are saved to
+    files as often as results are."""
+    secrets = frozenset(secrets)
+    factory = logging.getLogRecordFactory()
+    if secrets and not getattr(factory, "_lm_eval_stereo", False):
+        logging.setLogRecordFactory(_redacting_factory(factory))
+    _HIDDEN.append(secrets)
+    try:
+        yield
+    finally:
+        _HIDDEN.remove(secrets)

@@ -69,3 +69,21 @@ def reference_tokens_of(request: Any) -> TokenSplit | None:
 def scored_reference_tokens(answer: Any) -> bool:
     """Whether a backend's answer to a request scored its ``reference_tokens``."""
     return isinstance(answer, ReferenceTokensAnswer)
+
+
+class MarkingCacheHook:
+    """lm_eval's cache hook during one ``loglikelihood`` call: the answers to requests whose reference tokens were
+    scored are stored as :class:`ReferenceTokensAnswer`, those scored on a context cut to the window as :func:`cut`
+    (marked) as each is scored, so that a run resumed from a killed one's ``--use_cache`` reads them as what they
+    are."""
+
+    def __init__(
+        self, hook: Any, exact_keys: set[tuple[str, str]], cut_keys: frozenset[tuple[str, str]] = frozenset()
+    ) -> None:
+        self._hook, self._exact_keys, self._cut_keys = hook, exact_keys, cut_keys
+
+    def add_partial(self, attr: str, req: Any, res: Any) -> None:
+        if attr == "loglikelihood":
+            res = ReferenceTokensAnswer(res) if tuple(req) in self._exact_keys else res
+            res = cut(res) if tuple(req) in self._cut_keys else res
+        self._hook.add_partial(attr, req, res)

@@ -1,4 +1,4 @@
-"""A request a model did not answer, and the count of them per task.
+"""A request a model did not answer, or answered cut at its token limit, and the count of them per task.
 
 A served model's request that failed after lm_eval's retries, or whose message had no content (null, a refusal, a
 content filter), gives an :class:`Unanswered` empty text instead of ending the run
@@ -7,6 +7,11 @@ content filter), gives an :class:`Unanswered` empty text instead of ending the r
 stores it (:class:`lm_eval_stereo.hooks.answer_cache.AnswerCache`), and the model that counts them
 (:func:`counting_model`) has its per-task counts written into the results as ``unanswered``
 (:func:`add_unanswered_counts`, after lm_eval's ``evaluate``: :mod:`lm_eval_stereo.hooks.evaluator`).
+
+A served answer that ended at the token limit (``finish_reason: "length"``: ``max_gen_toks`` reached before the
+model stopped) is a :class:`CutText` (:func:`lm_eval_stereo.core.served_answers.mark_cut`): scored as the text it is,
+kept by ``--use_cache`` with its mark, and counted per task as ``cut_answers`` from the answers the task received
+(those ``--use_cache`` served among them), so that a cut answer is never taken for a complete one unsaid.
 """
 
 from __future__ import annotations
@@ -27,6 +32,19 @@ class Unanswered(str):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Unanswered, (str(self),))
+
+
+#: the per-task count of answers cut at the token limit, added to every generative task of a served run's results
+CUT_ANSWERS = "cut_answers"
+
+
+class CutText(str):
+    """The text of an answer the server cut at the token limit (``finish_reason: "length"``)."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (CutText, (str(self),))
 
 
 #: the attribute of a model that holds its per-task counts of unanswered requests
@@ -62,13 +80,21 @@ def counting_model(lm: Any) -> Any:
     return inner if served_model(inner) is not None or getattr(inner, "COUNTS_UNANSWERED", False) else None
 
 
+def _cut_answers(task: Any) -> int:
+    """The answers ``task`` received that are :class:`CutText` (each repeat of a sampled prompt its own answer)."""
+    return sum(isinstance(answer, CutText) for request in task.instances or () for answer in request.resps)
+
+
 def add_unanswered_counts(lm: Any, tasks: dict[str, Any], results: dict | None) -> None:
     """Add ``unanswered`` (requests that gave no text) to every generative task of a served (or replayed) run's
-    results."""
+    results, and, for a served run, ``cut_answers`` (answers cut at the token limit)."""
     model = counting_model(lm)
     if model is None or not results or "results" not in results:
         return
     write_task_counts(results, tasks, ("generate_until",), UNANSWERED, model.__dict__.get(COUNTS_ATTRIBUTE, Counter()))
+    if served_model(model) is not None:
+        cut = Counter({name: _cut_answers(task) for name, task in tasks.items()})
+        write_task_counts(results, tasks, ("generate_until",), CUT_ANSWERS, cut)
 
 
 def write_task_counts(

@@ -45,6 +45,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from lm_eval_stereo.core.credentials import redact_url
+from lm_eval_stereo.core.served_answers import (
+    AnsweringModelError,
+    ServedAnswerError,
+    check_logprobs,
+    choices_of,
+    is_asked_model,
+    mark_cut,
+)
 from lm_eval_stereo.core.unanswered import UNANSWERED, Unanswered, count_unanswered, served_model
 from lm_eval_stereo.core.values import parse_model_args
 from lm_eval_stereo.hooks import RepeatSeeds, fail, wrap
@@ -195,6 +203,8 @@ def retrying(original: Any, asynchronous: bool) -> Any:
             for attempt in range(max(int(self.max_retries), 1)):
                 try:
                     return await original(self, *args, **kwargs)
+                except ServedAnswerError:
+                    raise  # an answer from another model: not a request to ask again
                 except Exception as exc:  # noqa: BLE001 - any failure of the request is counted, not raised
                     error = exc
                     if attempt + 1 < self.max_retries:
@@ -229,16 +239,26 @@ def scoring_wrapper(original: Any) -> Any:
     """``_loglikelihood_tokens`` whose request that failed after lm_eval's ``max_retries`` ends the run in one line
     (exit status 2) naming the endpoint and how to resume: a log-likelihood has no stand-in that is not a score, so
     the run stops instead of scoring; what was answered stays in ``--use_cache``'s database, and the same command
-    sends only the rest."""
+    sends only the rest. An answer that is no log-likelihood answer (:class:`ServedAnswerError`) ends it in one line
+    naming the endpoint and what is wrong with the answer."""
 
     @functools.wraps(original)
     def _loglikelihood_tokens(self: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return original(self, *args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - requests, aiohttp and tenacity errors alike
+            url = redact_url(str(self.base_url or ""))
+            unreadable = _within(exc, ServedAnswerError)
+            if isinstance(unreadable, AnsweringModelError):
+                close_progress_bars()
+                fail(str(unreadable))
+            if unreadable is not None:
+                close_progress_bars()
+                fail(
+                    f"{url} gave an answer to a log-likelihood request that is not one: {unreadable}; no results written"
+                )
             while exc.__cause__ is not None and not str(exc):
                 exc = exc.__cause__
-            url = redact_url(str(self.base_url or ""))
             text = " ".join(str(exc).split())
             reason = type(exc).__name__ + (f": {text[:100].rsplit(' ', 1)[0]} ..." if len(text) > 100 else f": {text}")
             close_progress_bars()
@@ -249,6 +269,17 @@ def scoring_wrapper(original: Any) -> Any:
 
     _loglikelihood_tokens._lm_eval_stereo = True  # type: ignore[attr-defined]
     return _loglikelihood_tokens
+
+
+def _within(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """``exc`` or the first of its causes and contexts that is a ``kind`` (tenacity and asyncio wrap it), else None."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, kind):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def close_progress_bars() -> None:
@@ -279,24 +310,33 @@ ANSWERING_MODEL = "_lm_eval_stereo_answering_model"
 
 
 def check_answering_model(lm: Any, outputs: Any) -> None:
-    """Stop the run in one line (exit status 2) when an answer names another ``model`` than the endpoint's first
-    answer did: two models behind one endpoint (a load balancer before replicas that do not all serve the same model)
-    would mix their numbers into one result. Checked before the answer is used or cached, so ``--use_cache`` holds
-    the first model's answers only."""
+    """Raise :class:`~lm_eval_stereo.core.served_answers.AnsweringModelError` (the run ends in its line:
+    :func:`scoring_wrapper`, :func:`counting_wrapper`) when an answer names another ``model`` than the endpoint's
+    first answer did (two models behind one endpoint: a load balancer before replicas that do not all serve the same
+    model would mix their numbers into one result), or than the one asked for (``--model_args model=``; a version a
+    server appends allowed: :func:`lm_eval_stereo.core.served_answers.is_asked_model`). Checked before the answer is
+    used or cached, so ``--use_cache`` holds the asked model's answers only."""
     for answer in outputs if isinstance(outputs, list) else [outputs]:
         named = answer.get("model") if isinstance(answer, dict) else None
         if not isinstance(named, str):
             continue
         first = lm.__dict__.setdefault(ANSWERING_MODEL, named)
+        url = redact_url(str(lm.base_url or ""))
         if named != first:
-            url = redact_url(str(lm.base_url or ""))
-            close_progress_bars()
-            # the other requests in flight are cancelled as the run ends: lm_eval would log each as "retrying"
-            logging.getLogger("lm_eval.models.api_models").disabled = True
-            fail(
+            problem = (
                 f"{url} answered as two models, {first!r} and then {named!r}: every replica behind one endpoint must "
                 "serve the same model; no results written"
             )
+        elif not is_asked_model(lm.model, named):
+            problem = (
+                f"{url} answered as the model {named!r}, not the {lm.model!r} asked for (--model_args model=): its "
+                "answers are not that model's; no results written"
+            )
+        else:
+            continue
+        # the other requests in flight are cancelled as the run ends: lm_eval would log each as "retrying"
+        logging.getLogger("lm_eval.models.api_models").disabled = True
+        raise AnsweringModelError(problem)
 
 
 def _unwrapped(original: Any) -> tuple[Any, bool]:
@@ -306,22 +346,38 @@ def _unwrapped(original: Any) -> tuple[Any, bool]:
 
 
 def logprobs_wrapper(original: Any) -> Any:
-    """``parse_logprobs`` that first checks which model answered (:func:`check_answering_model`)."""
+    """``parse_logprobs`` that first checks which model answered (:func:`check_answering_model`) and that the answer
+    holds a finite log-probability of every token sent and of the generated one
+    (:func:`lm_eval_stereo.core.served_answers.check_logprobs`); an answer lm_eval cannot read is a
+    :class:`~lm_eval_stereo.core.served_answers.ServedAnswerError` too, which :func:`scoring_wrapper` names."""
     function, static = _unwrapped(original)
 
     @functools.wraps(function)
     def parse_logprobs(self: Any, outputs: Any, **kwargs: Any) -> list:
         check_answering_model(self, outputs)
-        return function(outputs=outputs, **kwargs) if static else function(self, outputs=outputs, **kwargs)
+        check_logprobs(outputs, kwargs.get("tokens") or [], kwargs.get("ctxlens") or [])
+        try:
+            return function(outputs=outputs, **kwargs) if static else function(self, outputs=outputs, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - whatever lm_eval's reading raises, the answer is what is wrong
+            raise ServedAnswerError(f"lm_eval could not read it ({type(exc).__name__}: {exc})") from exc
 
     parse_logprobs._lm_eval_stereo = True  # type: ignore[attr-defined]
     return parse_logprobs
 
 
+def _stop_cut(text: str, stops: list[str]) -> str:
+    """``text`` cut at the stop strings (:func:`cut_at_stops`); a text the cut leaves whole keeps its type (a
+    :class:`~lm_eval_stereo.core.unanswered.CutText` stays marked; one cut at a stop string is complete)."""
+    kept = cut_at_stops(text, stops)
+    return text if kept == text else kept
+
+
 def parse_wrapper(original: Any) -> Any:
     """``parse_generations`` that gives None for a failed request, checks which model answered
-    (:func:`check_answering_model`) and cuts the text at the request's stop strings (``original`` may be a
-    ``staticmethod``)."""
+    (:func:`check_answering_model`), gives an answer without choices an :class:`Unanswered` text (counted; lm_eval
+    would lose the request and end in a ``zip()`` error), marks the texts cut at the token limit
+    (:func:`lm_eval_stereo.core.served_answers.mark_cut`) and cuts the texts at the request's stop strings
+    (``original`` may be a ``staticmethod``)."""
     function, static = _unwrapped(original)
 
     @functools.wraps(function)
@@ -329,17 +385,34 @@ def parse_wrapper(original: Any) -> Any:
         if isinstance(outputs, dict) and outputs.get("lm_eval_stereo_failed"):
             return [None] * int(outputs.get("prompts", 1))
         check_answering_model(self, outputs)
-        texts = function(outputs=outputs, **kwargs) if static else function(self, outputs=outputs, **kwargs)
+        answers = outputs if isinstance(outputs, list) else [outputs]
+        texts: list = []
+        for answer in answers:
+            choices = choices_of(answer)
+            if choices is None:
+                prompts = len(kwargs.get("contexts") or [None]) if len(answers) == 1 else 1
+                _warn(f"{redact_url(str(self.base_url or ''))} answered with no choices: counted as {UNANSWERED}")
+                texts += [_placeholder() for _ in range(prompts)]
+                continue
+            found = function(outputs=answer, **kwargs) if static else function(self, outputs=answer, **kwargs)
+            texts += mark_cut(found, choices)
         stops = getattr(self, "_lm_eval_stereo_stop", [])
-        return [text if text is None or isinstance(text, Unanswered) else cut_at_stops(text, stops) for text in texts]
+        return [text if text is None or isinstance(text, Unanswered) else _stop_cut(text, stops) for text in texts]
 
     parse_generations._lm_eval_stereo = True  # type: ignore[attr-defined]
     return parse_generations
 
 
+def _warn(message: str) -> None:
+    from lm_eval.models.api_models import eval_logger
+
+    eval_logger.warning(f"lm-eval-stereo: {message}")
+
+
 def counting_wrapper(original: Any) -> Any:
-    """``TemplateAPI.generate_until`` that counts, per task, the requests that gave no text, and says once per task
-    how many prompts end in a prefilled assistant turn the server cannot continue."""
+    """``TemplateAPI.generate_until`` that counts, per task, the requests that gave no text, says once per task how
+    many prompts end in a prefilled assistant turn the server cannot continue, and ends the run in one line at an
+    answer from another model (:func:`check_answering_model`)."""
 
     @functools.wraps(original)
     def generate_until(self: Any, requests: list, *args: Any, **kwargs: Any) -> list:
@@ -357,7 +430,11 @@ def counting_wrapper(original: Any) -> Any:
                     f"{redact_url(str(self.base_url or ''))} cannot continue (no continue_final_message): the model "
                     "answers in a turn of its own after it"
                 )
-        texts = original(self, requests, *args, **kwargs)
+        try:
+            texts = original(self, requests, *args, **kwargs)
+        except AnsweringModelError as exc:
+            close_progress_bars()
+            fail(str(exc))
         count_unanswered(self, requests, texts)
         return texts
 

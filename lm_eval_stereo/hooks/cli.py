@@ -5,7 +5,9 @@ exit status 0, the results lost; a local ``pretrained=`` folder that does not ex
 any error of a task as a traceback. ``HarnessCLI.parse_args`` translates the old flags to ``lm_eval ls ...`` and checks
 ``--output_path``, a local ``pretrained=`` folder and, for a served model, lm_eval's API packages and the server's
 ``base_url`` before anything loads; ``HarnessCLI.execute`` ends a run whose task needs a missing optional extra, is
-given an unknown or invalid option (a misspelt ``--metadata`` key), or meets a data problem, in one line saying it (exit status 2).
+given an unknown or invalid option (a misspelt ``--metadata`` key), or meets a data problem, in one line saying it (exit status 2); while it runs, the credentials of
+``--model_args`` are replaced in every log record (:func:`lm_eval_stereo.core.credentials.hidden`). ``lm_eval._cli.run``
+prints a summary line with the model arguments as given: its ``print`` replaces them too (:func:`install_run`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import sys
 from types import ModuleType
 from typing import Any
 
+from lm_eval_stereo.core.credentials import hidden, hidden_secrets, redact_text, secrets_of
 from lm_eval_stereo.hooks import fail
 
 LISTINGS = {"list": "tasks", "list_groups": "groups", "list_subtasks": "subtasks", "list_tags": "tags"}
@@ -96,8 +99,10 @@ def install(module: ModuleType) -> None:
         from lm_eval_stereo.core.errors import DataError, OptionError
         from lm_eval_stereo.core.extras import MissingExtraError
 
+        parsed = args[0] if args else kwargs.get("args")
         try:
-            return execute(self, *args, **kwargs)
+            with hidden(secrets_of(getattr(parsed, "model_args", None))):
+                return execute(self, *args, **kwargs)
         except (MissingExtraError, DataError, OptionError) as exc:
             fail(str(exc))
 
@@ -118,3 +123,22 @@ def install(module: ModuleType) -> None:
     parse_args._lm_eval_stereo = True  # type: ignore[attr-defined]
     cls.parse_args = parse_args
     cls.execute = execute_or_name_the_extra
+
+
+def redacting_print(*values: Any, **kwargs: Any) -> None:
+    """``print`` with the credentials of the run in progress replaced (:func:`lm_eval_stereo.core.credentials.hidden`):
+    lm_eval's summary line, ``local-completions ({'base_url': ..., 'auth_token': ...}), gen_kwargs: ...``."""
+    import builtins
+
+    secrets = hidden_secrets()
+    builtins.print(*(redact_text(str(value), secrets) if secrets else value for value in values), **kwargs)
+
+
+redacting_print._lm_eval_stereo = True  # type: ignore[attr-defined]
+
+
+def install_run(module: ModuleType) -> None:
+    """``lm_eval run`` prints its summary line (the model arguments as given) and the results: through
+    :func:`redacting_print`, with no credential in it."""
+    if not getattr(getattr(module, "print", None), "_lm_eval_stereo", False):
+        module.print = redacting_print

@@ -12,7 +12,8 @@
   (:mod:`lm_eval_stereo.core.model_arguments`), so every one of them is accepted as a model argument.
 - ``--model_args api_key=...`` (or ``auth_token``, ``token``, ``header``, a ``base_url`` with ``user:key@`` or a
   key in its query) would reach ``config.model_args`` and every ``configs.<task>.metadata`` of the results file, and
-  every report made from it: ``simple_evaluate`` redacts them (:mod:`lm_eval_stereo.core.credentials`).
+  every report made from it: ``simple_evaluate`` redacts them (:mod:`lm_eval_stereo.core.credentials`), and while
+  it runs they are replaced in every log record (its own "Initializing ... with arguments" line among them).
 - ``simple_evaluate(model="vllm", ...)`` starts a vLLM engine and never shuts it down: left to vLLM's exit handlers,
   some finished runs abort (exit status 134, :mod:`lm_eval_stereo.hooks.vllm` says why). ``simple_evaluate`` shuts
   down every engine it started when it returns or raises, for ``lm_eval``, ``lm-eval-stereo`` and Python callers
@@ -28,7 +29,7 @@ from types import ModuleType
 from typing import Any
 
 from lm_eval_stereo.core import model_arguments
-from lm_eval_stereo.core.credentials import redact_mapping, redact_model_args
+from lm_eval_stereo.core.credentials import hidden, redact_mapping, redact_model_args, secrets_of
 from lm_eval_stereo.core.prefix_cache import add_resent_counts, reset_resent_counts
 from lm_eval_stereo.core.unanswered import COUNTS_ATTRIBUTE, add_unanswered_counts, counting_model
 from lm_eval_stereo.hooks import wrap
@@ -63,7 +64,8 @@ def simple_evaluate_wrapper(original: Any) -> Any:
     """lm_eval's ``simple_evaluate`` that tells the tasks it builds which keys of their metadata are the model
     arguments the caller passed (:func:`lm_eval_stereo.core.model_arguments.passing`), and whose results carry no
     credentials: neither in ``config.model_args`` nor in any task's ``configs.<task>.metadata``, where lm_eval copies
-    the model arguments (:mod:`lm_eval_stereo.core.credentials`); it shuts down the vLLM engines it started when it returns or raises
+    the model arguments (:mod:`lm_eval_stereo.core.credentials`), nor in any log record while it runs; it shuts down
+    the vLLM engines it started when it returns or raises
     (:func:`lm_eval_stereo.hooks.vllm.shut_down_engines_started_within`)."""
     import inspect
 
@@ -72,11 +74,12 @@ def simple_evaluate_wrapper(original: Any) -> Any:
     @functools.wraps(original)
     def simple_evaluate(*args: Any, **kwargs: Any) -> Any:
         bound = parameters.bind_partial(*args, **kwargs).arguments
+        given = bound.get("model_args")
         # a model object (``model=lm``) was built from arguments this call never sees (a caller's TaskManager
         # metadata may carry them): they stay unknown, and only near misses of an option are refused
         known = isinstance(bound.get("model", "hf"), str)
-        held = model_arguments.passing(bound.get("model_args")) if known else contextlib.nullcontext()
-        with held, shut_down_engines_started_within():
+        held = model_arguments.passing(given) if known else contextlib.nullcontext()
+        with held, hidden(secrets_of(given)), shut_down_engines_started_within():
             results = original(*args, **kwargs)
         if not isinstance(results, dict):
             return results

@@ -5,6 +5,11 @@ transformers' "Unrecognized configuration class" and no word of what to do, and 
 tokenizer with neither a BOS nor an EOS token fails far from its cause. The plugin's log-likelihood tasks meet all three
 (users try masked LMs on them; StereoSet intrasentence has empty contexts), so ``HFLM.__init__`` and
 ``HFLM.prefix_token_id`` stop with one clear line naming what to do (``--model hf-mlm``, ``prefix_token_id=``).
+
+``HFLM._loglikelihood_tokens`` cuts a request longer than ``max_length`` from the left with a log line and no count,
+and ends the run in a bare ``AssertionError`` where the continuation alone is longer: through
+:func:`lm_eval_stereo.core.truncation.window_wrapper`, the first are marked and the second not scored, both counted
+per task as ``truncated`` and shown as the report's caveat.
 """
 
 from __future__ import annotations
@@ -13,13 +18,17 @@ import functools
 from types import ModuleType
 from typing import Any
 
+from lm_eval_stereo.core import truncation
 from lm_eval_stereo.core.model_types import ENCODER_MODEL_TYPES, MASKED_LM_HINT
+from lm_eval_stereo.hooks import wrap
 
 
 def install(module: ModuleType) -> None:
     """Clear errors where lm_eval's ``hf`` model would fail deep inside transformers: an encoder-only model loaded as
-    a causal LM, and an empty-context request on a tokenizer with neither a BOS nor an EOS token."""
+    a causal LM, and an empty-context request on a tokenizer with neither a BOS nor an EOS token; requests longer than
+    ``max_length`` counted (:func:`lm_eval_stereo.core.truncation.window_wrapper`)."""
     cls = module.HFLM
+    wrap(cls, "_loglikelihood_tokens", lambda original: truncation.window_wrapper(original, 1, "hf"))
     original_init, original_prefix = cls.__init__, cls.prefix_token_id
     if getattr(original_init, "_lm_eval_stereo", False):
         return

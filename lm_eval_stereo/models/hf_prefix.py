@@ -21,7 +21,7 @@ so the task flags no token boundary for them. The plain-path fallback below scor
 Progress and the request cache: the progress bar counts the tokens forwarded (what a forward costs; batches hold very
 different numbers of requests), the requests scored its postfix; packing, before it, is announced in two lines. With
 ``--use_cache`` each answer is stored as it is scored, those that scored reference tokens marked
-(:class:`MarkingCacheHook`), and the file holds this backend's answers only (:mod:`lm_eval_stereo.hooks.answer_cache`).
+(:class:`~lm_eval_stereo.core.token_split.MarkingCacheHook`), and the file holds this backend's answers only (:mod:`lm_eval_stereo.hooks.answer_cache`).
 
 Why packing and not a reused KV cache: both were prototyped on the bench model (GPT-2 shape, 8 layers, width 512, CPU,
 batch 32) over stereoset_multi + gest_en + gerbbq_mc (20 documents per task, 500 requests) and timed in one run against
@@ -45,7 +45,6 @@ import logging
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -56,7 +55,7 @@ from lm_eval.models.utils_hf import clear_torch_cache
 from tqdm import tqdm
 
 from lm_eval_stereo.core import truncation
-from lm_eval_stereo.core.token_split import ReferenceTokensAnswer, TokenSplit, cut, reference_tokens_of
+from lm_eval_stereo.core.token_split import TokenSplit, reference_tokens_of
 from lm_eval_stereo.models.prefix_tree import Row, TokenRequest, fill_rows, pack_rows, truncate
 
 eval_logger = logging.getLogger(__name__)
@@ -81,24 +80,6 @@ def takes_boolean_logits_to_keep(model: torch.nn.Module) -> bool:
     return hasattr(transformers.modeling_utils, "slice_logits_to_keep") and (
         "logits_to_keep" in inspect.signature(model.forward).parameters
     )
-
-
-class MarkingCacheHook:
-    """lm_eval's cache hook during one ``loglikelihood`` call: the answers to requests whose reference tokens were
-    scored are stored as :class:`ReferenceTokensAnswer`, those scored on a context cut to the window as
-    :func:`~lm_eval_stereo.core.token_split.cut` (marked) as each is scored, so that a run resumed from a killed one's
-    ``--use_cache`` reads them as what they are."""
-
-    def __init__(
-        self, hook: Any, exact_keys: set[tuple[str, str]], cut_keys: frozenset[tuple[str, str]] = frozenset()
-    ) -> None:
-        self._hook, self._exact_keys, self._cut_keys = hook, exact_keys, cut_keys
-
-    def add_partial(self, attr: str, req: Any, res: Any) -> None:
-        if attr == "loglikelihood":
-            res = ReferenceTokensAnswer(res) if tuple(req) in self._exact_keys else res
-            res = cut(res) if tuple(req) in self._cut_keys else res
-        self._hook.add_partial(attr, req, res)
 
 
 def batches(rows: list[Row], batch_size: int) -> Iterator[list[Row]]:
@@ -221,46 +202,15 @@ class HFPrefixLM(HFLM):
             requests, exact = self.with_reference_tokens(requests, splits)
         if override_bs is not None:
             return super()._loglikelihood_tokens(requests, disable_tqdm=disable_tqdm, override_bs=override_bs)
-        unfit, shortened = self.beyond_window(requests)
-        keys = {n: tuple(request[0]) for n, request in enumerate(requests) if request[0] is not None}
-        hook = self.cache_hook
-        self.cache_hook = MarkingCacheHook(
-            hook, {keys[n] for n in exact if n in keys}, frozenset(keys[n] for n in shortened if n in keys)
+        scorer = super()._loglikelihood_tokens if self.prefix_fallback_reason else self._prefix_loglikelihood
+        return truncation.score_within_window(
+            self,
+            requests,
+            self.max_length + 1,
+            functools.partial(scorer, disable_tqdm=disable_tqdm),
+            "hf-prefix",
+            frozenset(exact),
         )
-        fitting = [n for n in range(len(requests)) if n not in unfit]
-        try:
-            scorer = super()._loglikelihood_tokens if self.prefix_fallback_reason else self._prefix_loglikelihood
-            scored = scorer([requests[n] for n in fitting], disable_tqdm=disable_tqdm) if fitting else []
-        finally:
-            self.cache_hook = hook
-        answers: list[tuple[float, bool]] = [truncation.UNFIT] * len(requests)
-        for n, answer in zip(fitting, scored):
-            answer = ReferenceTokensAnswer(answer) if n in exact else answer
-            answers[n] = cut(answer) if n in shortened else answer
-        return answers
-
-    def beyond_window(self, requests: Sequence[EncodedRequest]) -> tuple[set[int], set[int]]:
-        """The requests longer than the model's window (``max_length``), in one warning: those whose continuation
-        alone is longer (not scored: :data:`~lm_eval_stereo.core.truncation.UNFIT`) and those scored on their context
-        cut from the left, as HFLM cuts it (:func:`~lm_eval_stereo.core.token_split.cut`); the tasks count both."""
-        unfit = {n for n, (_, _, continuation) in enumerate(requests) if len(continuation) > self.max_length}
-        shortened = {
-            n
-            for n, (_, context, continuation) in enumerate(requests)
-            if n not in unfit and len(context) + len(continuation) > self.max_length + 1
-        }
-        if unfit or shortened:
-            eval_logger.warning(
-                "hf-prefix: %d request(s) longer than the model's window of %d tokens: %d scored on their context cut "
-                "from the left, %d not scored (the continuation alone is longer); counted per task as %r: %s",
-                len(unfit) + len(shortened),
-                self.max_length,
-                len(shortened),
-                len(unfit),
-                truncation.TRUNCATED,
-                truncation.REMEDY,
-            )
-        return unfit, shortened
 
     def with_reference_tokens(
         self, requests: list[EncodedRequest], splits: Sequence[TokenSplit | None]
@@ -298,7 +248,7 @@ class HFPrefixLM(HFLM):
 
     def token_requests(self, requests: Sequence[EncodedRequest]) -> list[TokenRequest]:
         """HFLM's checks and left truncation of each (context, continuation) token pair (those longer than the window
-        were counted before, :meth:`beyond_window`)."""
+        were counted before, :func:`~lm_eval_stereo.core.truncation.beyond_window`)."""
         return truncate([(context, continuation) for _, context, continuation in requests], self.max_length)
 
     def _prefix_loglikelihood(

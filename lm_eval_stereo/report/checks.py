@@ -4,7 +4,7 @@ Each check reads one task's cell (groups are left to their members, which carry 
 headline hides (and, in a few words, the caveat shown next to the headlines it qualifies): outputs that could not be
 scored, tied items, NaN values, a gender detector that found too little, a fit that did not converge, a bootstrap
 CI that rests on fewer than all its resamples (the metric undefined on the others), a ``--limit`` run scored on
-part of the benchmark, requests a served or replayed model did not answer, or items longer than the model's window. The checks read the declared bookkeeping counts; what a warning means for a
+part of the benchmark, requests a served or replayed model did not answer or answered cut at the token limit, or items longer than the model's window. The checks read the declared bookkeeping counts; what a warning means for a
 benchmark's headlines is the ``caution`` its declaration gives the count.
 """
 
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lm_eval_stereo.core.truncation import REMEDY, TRUNCATED
+from lm_eval_stereo.core.unanswered import CUT_ANSWERS, UNANSWERED
 from lm_eval_stereo.report.formatting import format_value
 from lm_eval_stereo.report.verdicts import MIN_DEFINED_SHARE, RESAMPLES, too_few_resamples
 from lm_eval_stereo.results.run import Finding, is_nan, is_number
@@ -171,32 +172,45 @@ def _field_warnings(cell: Cell) -> list[Issue]:
     return found
 
 
+def _count_warning(cell: Cell, name: str, says: str) -> list[Issue]:
+    """The warning for a count of ``cell`` (``name``) above 0: ``name = N: says``, caveat ``N name``."""
+    value = cell.values.get(name)
+    if not is_number(value) or value <= 0:
+        return []
+    return [Issue(name, f"{name} = {format_value(value)}: {says}", f"{format_value(value)} {name.replace('_', ' ')}")]
+
+
 def _unanswered_warnings(cell: Cell) -> list[Issue]:
     """Requests the model did not answer (``unanswered``, added by :mod:`lm_eval_stereo.core.unanswered` and
     :mod:`lm_eval_stereo.models.replay`): a served model's requests that failed after retries, timed out, or came back
-    null, empty or refused; a replayed recording whose output is null. The task scored them as empty outputs."""
-    value = cell.values.get("unanswered")
-    if not is_number(value) or value <= 0:
-        return []
-    message = (
-        f"unanswered = {format_value(value)}: requests the model did not answer (a served "
-        "model's that failed after retries, timed out or came back null, empty or refused; a replayed recording's "
-        "null output), scored as empty outputs; a served run: run again with --use_cache to ask only for them"
+    null, empty, refused or without choices; a replayed recording whose output is null. The task scored them as empty
+    outputs."""
+    says = (
+        "requests the model did not answer (a served model's that failed after retries, timed out or came back null, "
+        "empty, refused or without choices; a replayed recording's null output), scored as empty outputs; a served "
+        "run: run again with --use_cache to ask only for them"
     )
-    return [Issue("unanswered", message, f"{format_value(value)} unanswered")]
+    return _count_warning(cell, UNANSWERED, says)
+
+
+def _cut_warnings(cell: Cell) -> list[Issue]:
+    """Answers a served model cut at the token limit (``cut_answers``, :mod:`lm_eval_stereo.core.unanswered`):
+    scored as the texts they are, which may lack the part the task reads."""
+    says = (
+        "answers the server cut at the token limit (finish_reason: length), scored as the incomplete texts they are; "
+        "raise max_gen_toks in --gen_kwargs"
+    )
+    return _count_warning(cell, CUT_ANSWERS, says)
 
 
 def _truncated_warnings(cell: Cell) -> list[Issue]:
     """Items with a request longer than the model's window (``truncated``, :mod:`lm_eval_stereo.core.truncation`):
     scored on a context cut from the left, or not scored where the continuation alone was longer."""
-    value = cell.values.get(TRUNCATED)
-    if not is_number(value) or value <= 0:
-        return []
-    message = (
-        f"{TRUNCATED} = {format_value(value)}: items with a request longer than the model's window, scored on a "
-        f"context cut from the left or, where the continuation alone was longer, not scored; {REMEDY}"
+    says = (
+        "items with a request longer than the model's window, scored on a context cut from the left or, where the "
+        f"continuation alone was longer, not scored; {REMEDY}"
     )
-    return [Issue(TRUNCATED, message, f"{format_value(value)} truncated")]
+    return _count_warning(cell, TRUNCATED, says)
 
 
 def _absent_member_warnings(cell: Cell) -> list[Issue]:
@@ -223,7 +237,8 @@ def _recomputed_warnings(cell: Cell) -> list[Issue]:
 
 CHECKS = (
     _recomputed_warnings, _field_warnings, _share_warnings, _tie_warnings, _unscored_warnings, _resample_warnings,
-    _fit_warnings, _limit_warnings, _unanswered_warnings, _truncated_warnings, _absent_member_warnings,
+    _fit_warnings, _limit_warnings, _unanswered_warnings, _cut_warnings, _truncated_warnings,
+    _absent_member_warnings,
 )  # fmt: skip
 
 
@@ -252,7 +267,8 @@ KIND_MEANINGS = {
     "limit": "scored on part of their data (--limit or fewer documents): not the benchmark's full figure",
     "precision": "scored in different dtypes by different models or runs: compare their numbers only at equal dtype",
     "no fit": "whose regression did not converge",
-    "unanswered": "with requests a served or replayed model did not answer, scored as empty outputs",
+    UNANSWERED: "with requests a served or replayed model did not answer, scored as empty outputs",
+    CUT_ANSWERS: "with answers a served model cut at the token limit, scored as incomplete texts (raise max_gen_toks)",
     TRUNCATED: "with items longer than the model's window, scored on a cut context or not scored (raise max_length)",
     "malformed field": "with values of their results file that are not what lm_eval and the plugin write: shown as "
     "unusable, no verdict rests on them",

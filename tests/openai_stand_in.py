@@ -1,0 +1,154 @@
+"""A stand-in for an OpenAI-compatible server on 127.0.0.1, for the answers no real server gives: it answers
+``/v1/completions`` (prompt log-probabilities with ``echo``, as vLLM does) and ``/v1/chat/completions`` like a
+well-behaved server, but for the one fault a test sets (:data:`FAULTS`). The tests use it only for those faults;
+everything a real server can show is tested against ``transformers serve`` or ``vllm serve`` (tests/test_served.py,
+tests/test_vllm.py).
+
+A prompt's log-probabilities are a function of its tokens (:func:`token_logprob`), so that a test can compute what a
+well-formed answer scores.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+#: the faults, each an answer no real server gives (or, ``suffix``, a model name as OpenAI's API writes it); the
+#: log-likelihood ones apply to lm_eval's requests (token ids), not to the plugin's probe (a text)
+FAULTS = {
+    "short": "token_logprobs shorter than the tokens sent (two context entries missing)",
+    "no_generated": "token_logprobs without the generated token's entry",
+    "positive": "a continuation token's log-probability +0.25",
+    "nan": "a continuation token's log-probability NaN",
+    "no_logprobs": "choices without logprobs (null)",
+    "other_model": "every answer names the model 'other-model'",
+    "suffix": "every answer names the model asked for with '-2024-08-06' after it (as OpenAI's API names versions)",
+    "empty_choices": "chat: an answer with an empty choices list",
+    "length": "chat: every answer cut at the token limit (finish_reason 'length')",
+}
+#: the text of every chat answer
+CHAT_TEXT = "Ja."
+#: the log-probability of the token generated after an echoed prompt
+GENERATED_LOGPROB = -0.5
+
+
+def token_logprob(token: Any) -> float:
+    """The log-probability the stand-in gives a prompt token (an id, or a word of a text prompt)."""
+    return -(1.0 + ((token if isinstance(token, int) else len(str(token))) % 7) / 10)
+
+
+@dataclass
+class StandIn:
+    """The running stand-in: its base URL, the fault in force (None: none) and the request bodies received."""
+
+    base: str
+    fault: str | None = None
+    requests: list[dict] = field(default_factory=list)
+
+    def set_fault(self, fault: str | None) -> None:
+        if fault is not None and fault not in FAULTS:
+            raise ValueError(f"unknown fault {fault!r}; known: {sorted(FAULTS)}")
+        self.fault = fault
+
+    def model_name(self, asked: str) -> str:
+        if self.fault == "other_model":
+            return "other-model"
+        return f"{asked}-2024-08-06" if self.fault == "suffix" else asked
+
+    def completion(self, body: dict) -> dict:
+        """An echoed prompt's log-probabilities and one generated token, per prompt (token ids or a text)."""
+        prompts = body["prompt"]
+        prompts = prompts if isinstance(prompts, list) and prompts and isinstance(prompts[0], list) else [prompts]
+        choices = []
+        for index, prompt in enumerate(prompts):
+            tokens = prompt if isinstance(prompt, list) else str(prompt).split()
+            values: list[float | None] = [None, *map(token_logprob, tokens[1:]), GENERATED_LOGPROB]
+            fault = self.fault if isinstance(prompt, list) else None  # lm_eval's requests; the probe's text is answered
+            if fault == "short":
+                del values[1:3]
+            elif fault == "no_generated":
+                values.pop()
+            elif fault in ("positive", "nan"):
+                values[-2] = 0.25 if fault == "positive" else float("nan")
+            tops = [None, *({str(token): value} for token, value in zip([*tokens[1:], "<gen>"], values[1:]))]
+            logprobs = {"tokens": [str(t) for t in tokens] + ["<gen>"], "token_logprobs": values, "top_logprobs": tops}
+            choices.append(
+                {
+                    "index": index,
+                    "text": "x",
+                    "logprobs": None if fault == "no_logprobs" else logprobs,
+                    "finish_reason": "length",
+                }
+            )
+        return {
+            "id": "cmpl-0",
+            "object": "text_completion",
+            "model": self.model_name(body["model"]),
+            "choices": choices,
+        }
+
+    def chat(self, body: dict) -> dict:
+        message = {"role": "assistant", "content": CHAT_TEXT}
+        finish = "length" if self.fault == "length" else "stop"
+        choices = [] if self.fault == "empty_choices" else [{"index": 0, "message": message, "finish_reason": finish}]
+        return {
+            "id": "chat-0",
+            "object": "chat.completion",
+            "model": self.model_name(body["model"]),
+            "choices": choices,
+        }
+
+
+def _handler(stand_in: StandIn) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (http.server's name)
+            """Quiet: the tests read :attr:`StandIn.requests`."""
+
+        def answer(self, payload: dict, status: int = 200) -> None:
+            data = json.dumps(payload).encode()  # NaN as JSON's NaN, as Python servers write it
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            if self.path.startswith("/v1/models"):
+                self.answer({"object": "list", "data": [{"id": "stand-in", "owned_by": "stand-in"}]})
+            else:
+                self.answer({"status": "ok"})
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            stand_in.requests.append(body)
+            path = self.path.split("?")[0]
+            if path.endswith("/chat/completions"):
+                self.answer(stand_in.chat(body))
+            elif path.endswith("/completions"):
+                self.answer(stand_in.completion(body))
+            else:
+                self.answer({"error": "not found"}, 404)
+
+    return Handler
+
+
+@contextmanager
+def serve_stand_in() -> Iterator[StandIn]:
+    """The stand-in on a free loopback port until the block ends."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(StandIn(base="")))
+    stand_in = StandIn(base=f"http://127.0.0.1:{httpd.server_address[1]}")
+    httpd.RequestHandlerClass = _handler(stand_in)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield stand_in
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
