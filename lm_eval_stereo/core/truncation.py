@@ -17,8 +17,8 @@ results written before it was counted) and logs it on each document's line; the 
 model argument to raise (:data:`REMEDY`).
 
 The hook point for a backend: answer ``token_split.cut(answer)`` or :data:`UNFIT` for the requests that did not fit;
-nothing else is needed for the count and the caveat. :func:`score_within_window` does it for a backend's
-``_loglikelihood_tokens`` given its window: ``hf-prefix`` (:mod:`lm_eval_stereo.models.hf_prefix`), lm_eval's ``hf``
+nothing else is needed for the count and the caveat. :func:`lm_eval_stereo.core.window.score_within_window` does it for
+a backend's ``_loglikelihood_tokens`` given its window: ``hf-prefix`` (:mod:`lm_eval_stereo.models.hf_prefix`), lm_eval's ``hf``
 (:mod:`lm_eval_stereo.hooks.huggingface`) and ``vllm`` (:mod:`lm_eval_stereo.hooks.vllm`), whose continuation longer
 than ``max_model_len`` would otherwise end in lm_eval's raw ``AttributeError`` from ``_parse_logprobs``. This module
 imports nothing of lm_eval at import time (the report reads its names).
@@ -26,12 +26,9 @@ imports nothing of lm_eval at import time (the report reads its names).
 
 from __future__ import annotations
 
-import logging
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
-
-eval_logger = logging.getLogger(__name__)
 
 #: the results field (a count every plugin task reports)
 TRUNCATED = "truncated"
@@ -72,87 +69,3 @@ def any_truncated(answers: Iterable[Any]) -> bool:
 
 #: (cache key, context token ids, continuation token ids): what lm_eval hands a backend's ``_loglikelihood_tokens``
 EncodedRequest = tuple[Any, Sequence[int], Sequence[int]]
-#: the attribute a model carries while :func:`score_within_window` scores its requests (a backend's own window
-#: check, called inside, passes them through)
-WITHIN_WINDOW = "_lm_eval_stereo_within_window"
-
-
-def beyond_window(
-    requests: Sequence[EncodedRequest], window: int, backend: str, max_length: int
-) -> tuple[set[int], set[int]]:
-    """The requests longer than ``window`` (the most context and continuation tokens the backend reads as one request:
-    ``max_length + 1`` for ``hf``, whose last token is only predicted; ``max_model_len - 1`` for vLLM, which needs one
-    generated token), in one warning naming the model's ``max_length``: those whose continuation alone needs the
-    whole window (not scored: no context token would be left) and those to be scored on their context cut from the
-    left."""
-    unfit = {n for n, (_, _, continuation) in enumerate(requests) if len(continuation) >= window}
-    shortened = {
-        n
-        for n, (_, context, continuation) in enumerate(requests)
-        if n not in unfit and len(context) + len(continuation) > window
-    }
-    if unfit or shortened:
-        eval_logger.warning(
-            "%s: %d request(s) longer than the model's window of %d tokens: %d scored on their context cut from the "
-            "left, %d not scored (the continuation alone is longer); counted per task as %r: %s",
-            backend,
-            len(unfit) + len(shortened),
-            max_length,
-            len(shortened),
-            len(unfit),
-            TRUNCATED,
-            REMEDY,
-        )
-    return unfit, shortened
-
-
-def score_within_window(
-    model: Any,
-    requests: Sequence[EncodedRequest],
-    window: int,
-    score: Callable[[list], list],
-    backend: str,
-    exact: frozenset[int] = frozenset(),
-) -> list:
-    """``score`` (a backend's ``_loglikelihood_tokens``) of the requests that fit ``window`` (:func:`beyond_window`),
-    the answers of those cut to it marked (:func:`~lm_eval_stereo.core.token_split.cut`), :data:`UNFIT` for the
-    others, which are not sent; ``exact``: the requests whose reference tokens are scored
-    (:class:`~lm_eval_stereo.core.token_split.ReferenceTokensAnswer`). ``model``'s cache hook stores each answer with
-    its marks as it is scored (:class:`~lm_eval_stereo.core.token_split.MarkingCacheHook`)."""
-    from lm_eval_stereo.core.token_split import MarkingCacheHook, ReferenceTokensAnswer, cut
-
-    unfit, shortened = beyond_window(requests, window, backend, model.max_length)
-    keys = {n: tuple(request[0]) for n, request in enumerate(requests) if request[0] is not None}
-    hook = model.cache_hook
-    model.cache_hook = MarkingCacheHook(
-        hook, {keys[n] for n in exact if n in keys}, frozenset(keys[n] for n in shortened if n in keys)
-    )
-    model.__dict__[WITHIN_WINDOW] = True
-    fitting = [n for n in range(len(requests)) if n not in unfit]
-    try:
-        scored = score([requests[n] for n in fitting]) if fitting else []
-    finally:
-        model.cache_hook = hook
-        model.__dict__.pop(WITHIN_WINDOW, None)
-    answers: list = [UNFIT] * len(requests)
-    for n, answer in zip(fitting, scored):
-        answer = ReferenceTokensAnswer(answer) if n in exact else answer
-        answers[n] = cut(answer) if n in shortened else answer
-    return answers
-
-
-def window_wrapper(original: Any, extra: int, backend: str) -> Any:
-    """A backend's ``_loglikelihood_tokens`` (``original``) through :func:`score_within_window`, its window
-    ``max_length + extra`` tokens; a call from inside one (``hf-prefix``'s fallback to HFLM's) and a rolling call
-    (``override_bs``, windows lm_eval builds to fit) pass through."""
-    import functools
-
-    @functools.wraps(original)
-    def _loglikelihood_tokens(self: Any, requests: list, *args: Any, **kwargs: Any) -> list:
-        if self.__dict__.get(WITHIN_WINDOW) or kwargs.get("override_bs") is not None or len(args) > 1:
-            return original(self, requests, *args, **kwargs)
-        score = functools.partial(original, self, *args, **kwargs)
-        return score_within_window(self, requests, self.max_length + extra, score, backend)
-
-    _loglikelihood_tokens._lm_eval_stereo = True  # type: ignore[attr-defined]
-    return _loglikelihood_tokens

@@ -8,7 +8,7 @@ tokenizer with neither a BOS nor an EOS token fails far from its cause. The plug
 
 ``HFLM._loglikelihood_tokens`` cuts a request longer than ``max_length`` from the left with a log line and no count,
 and ends the run in a bare ``AssertionError`` where the continuation alone is longer: through
-:func:`lm_eval_stereo.core.truncation.window_wrapper`, the first are marked and the second not scored, both counted
+:func:`lm_eval_stereo.core.window.window_wrapper`, the first are marked and the second not scored, both counted
 per task as ``truncated`` and shown as the report's caveat.
 """
 
@@ -18,7 +18,7 @@ import functools
 from types import ModuleType
 from typing import Any
 
-from lm_eval_stereo.core import truncation
+from lm_eval_stereo.core import window
 from lm_eval_stereo.core.model_types import ENCODER_MODEL_TYPES, MASKED_LM_HINT
 from lm_eval_stereo.hooks import wrap
 
@@ -26,9 +26,9 @@ from lm_eval_stereo.hooks import wrap
 def install(module: ModuleType) -> None:
     """Clear errors where lm_eval's ``hf`` model would fail deep inside transformers: an encoder-only model loaded as
     a causal LM, and an empty-context request on a tokenizer with neither a BOS nor an EOS token; requests longer than
-    ``max_length`` counted (:func:`lm_eval_stereo.core.truncation.window_wrapper`)."""
+    ``max_length`` counted (:func:`lm_eval_stereo.core.window.window_wrapper`)."""
     cls = module.HFLM
-    wrap(cls, "_loglikelihood_tokens", lambda original: truncation.window_wrapper(original, 1, "hf"))
+    wrap(cls, "_loglikelihood_tokens", lambda original: window.window_wrapper(original, 1, "hf"))
     original_init, original_prefix = cls.__init__, cls.prefix_token_id
     if getattr(original_init, "_lm_eval_stereo", False):
         return

@@ -10,7 +10,7 @@ protocols as the other backends run them (installed by :func:`install` when lm_e
   sent k times) carries ``seed + k`` (``seed``: the backend's ``--model_args seed=``, lm_eval's default 1234), as
   :mod:`lm_eval_stereo.hooks.api_models` seeds the served ones: the samples do not depend on how vLLM schedules the
   batch, and a repeated run gives the same texts;
-- truncation (:func:`lm_eval_stereo.core.truncation.window_wrapper`): a log-likelihood request longer than
+- truncation (:func:`lm_eval_stereo.core.window.window_wrapper`): a log-likelihood request longer than
   ``max_model_len - 1`` tokens (vLLM generates one) is scored on its context cut from the left and marked, one whose
   continuation alone is that long is not scored (lm_eval: a raw ``AttributeError`` from ``_parse_logprobs``), both
   counted per task as ``truncated`` and shown as the report's caveat;
@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-from lm_eval_stereo.core import truncation
+from lm_eval_stereo.core import window
 from lm_eval_stereo.hooks import RepeatSeeds, fail, wrap
 
 #: the backends started in this process and not shut down yet (weak: one that is gone needs no shutdown)
@@ -156,4 +156,4 @@ def install(module: ModuleType) -> None:
     :func:`shut_down_engines_started_within`."""
     wrap(module.VLLM, "__init__", init_wrapper)
     wrap(module.VLLM, "generate_until", seeding_wrapper)
-    wrap(module.VLLM, "_loglikelihood_tokens", lambda original: truncation.window_wrapper(original, -1, "vllm"))
+    wrap(module.VLLM, "_loglikelihood_tokens", lambda original: window.window_wrapper(original, -1, "vllm"))

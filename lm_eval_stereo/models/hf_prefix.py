@@ -54,7 +54,7 @@ from lm_eval.models.huggingface import HFLM
 from lm_eval.models.utils_hf import clear_torch_cache
 from tqdm import tqdm
 
-from lm_eval_stereo.core import truncation
+from lm_eval_stereo.core import window
 from lm_eval_stereo.core.token_split import TokenSplit, reference_tokens_of
 from lm_eval_stereo.models.prefix_tree import Row, TokenRequest, fill_rows, pack_rows, truncate
 
@@ -203,7 +203,7 @@ class HFPrefixLM(HFLM):
         if override_bs is not None:
             return super()._loglikelihood_tokens(requests, disable_tqdm=disable_tqdm, override_bs=override_bs)
         scorer = super()._loglikelihood_tokens if self.prefix_fallback_reason else self._prefix_loglikelihood
-        return truncation.score_within_window(
+        return window.score_within_window(
             self,
             requests,
             self.max_length + 1,
@@ -248,7 +248,7 @@ class HFPrefixLM(HFLM):
 
     def token_requests(self, requests: Sequence[EncodedRequest]) -> list[TokenRequest]:
         """HFLM's checks and left truncation of each (context, continuation) token pair (those longer than the window
-        were counted before, :func:`~lm_eval_stereo.core.truncation.beyond_window`)."""
+        were counted before, :func:`~lm_eval_stereo.core.window.beyond_window`)."""
         return truncate([(context, continuation) for _, context, continuation in requests], self.max_length)
 
     def _prefix_loglikelihood(
