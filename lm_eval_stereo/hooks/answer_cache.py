@@ -95,14 +95,14 @@ def _effective(lm: Any) -> dict[str, Any]:
 def answers_of(lm: Any) -> dict[str, str]:
     """What the answers of ``lm`` depend on, as texts: its backend; every model argument the user passed
     (:func:`lm_eval_stereo.core.model_arguments.given`) but credentials and :data:`SAME_ANSWERS`; and the backend's
-    own ``answer_facts()`` where it names them (``replay``), else what it says of itself (:func:`_effective`: the
+    own ``answers_depend_on()`` where it names them (``replay``), else what it says of itself (:func:`_effective`: the
     model, its weights, dtype, ``add_bos_token``, ``max_length``)."""
     passed = {
         key: redact_value(key, value)
         for key, value in (model_arguments.given() or {}).items()
         if key not in SAME_ANSWERS and not is_secret_name(key)
     }
-    own = getattr(lm, "answer_facts", None)
+    own = getattr(lm, "answers_depend_on", None)
     found = own() if callable(own) else _effective(lm)
     facts = {"model": backend_name(lm), **passed}
     for fact, value in found.items():

@@ -25,7 +25,7 @@ the report shows it in the task's table. A prompt or output that is neither text
 output field, is an error naming the file, row and column.
 
 With ``--use_cache`` the database records the recordings it was written from (their digest,
-:meth:`ReplayLM.answer_facts`; another backend's or other recordings' database stops the run,
+:meth:`ReplayLM.answers_depend_on`; another backend's or other recordings' database stops the run,
 :mod:`lm_eval_stereo.hooks.answer_cache`), each answer carries the place of its recording (:class:`RecordedOutput`),
 and an answer the cache serves is booked to that recording (:meth:`ReplayLM.served_from_cache`): used, not unused.
 """
@@ -206,7 +206,7 @@ class ReplayLM(LM):
             "served_from_cache_again": self._from_cache_again,
         }
 
-    def answer_facts(self) -> dict[str, str]:
+    def answers_depend_on(self) -> dict[str, str]:
         """What this run's answers depend on (:func:`lm_eval_stereo.hooks.answer_cache.answers_of`): the recordings'
         digest (not their path: the same files elsewhere give the same answers)."""
         return {"outputs_sha256": self._digest}
