@@ -253,8 +253,12 @@ VLLM_MAX_MODEL_LEN = 32
 
 @pytest.mark.engine
 @pytest.mark.skipif(not (VLLM_BIN / "lm_eval").exists(), reason="no vLLM venv: make vllm-venv")
-def test_vllm_requests_longer_than_max_model_len_are_counted_not_a_raw_attribute_error(smollm2, tmp_path, capsys):
-    """One vLLM CPU engine (its own start: about 2 minutes of CPU on two cores) of SmolLM2 with ``max_model_len=32``
+@pytest.mark.parametrize("backend", ["vllm", "vllm-prefix"])
+def test_vllm_requests_longer_than_max_model_len_are_counted_not_a_raw_attribute_error(
+    backend, smollm2, tmp_path, capsys
+):
+    """One vLLM CPU engine per backend (``vllm``, and ``vllm-prefix``, which reads the prefix cache and scores its
+    requests itself; each start about 2 minutes of CPU on two cores) of SmolLM2 with ``max_model_len=32``
     on mbbq_en's first two documents (contexts of more than 100 tokens: cut from the left) and RuBia's first three
     (Russian sentences, some longer than the window: lm_eval ended the run in a raw ``AttributeError`` from
     ``_parse_logprobs``; now not scored). The counts equal those recomputed here from each logged request's tokens
@@ -265,7 +269,7 @@ def test_vllm_requests_longer_than_max_model_len_are_counted_not_a_raw_attribute
 
     model_args = f"pretrained={smollm2},dtype=float32,max_model_len={VLLM_MAX_MODEL_LEN},enforce_eager=True"
     documents = {"mbbq_en": [0, 1], "rubia_gender": [0, 1, 2]}
-    args = ["--model", "vllm", "--model_args", model_args, "--batch_size", "auto", "--tasks", ",".join(documents)]
+    args = ["--model", backend, "--model_args", model_args, "--batch_size", "auto", "--tasks", ",".join(documents)]
     args += ["--samples", json.dumps(documents), "--log_samples"]
     env = {"VLLM_CPU_KVCACHE_SPACE": "1", "OMP_NUM_THREADS": "1"}
     run = run_lm_eval(args, tmp_path / "run", launcher=[str(VLLM_BIN / "lm_eval")], env=env)
@@ -291,6 +295,6 @@ def test_vllm_requests_longer_than_max_model_len_are_counted_not_a_raw_attribute
         assert run.metric(task, "truncated") == truncated, (task, requests)
         assert run.metric(task, "unscored") == unfit, (task, requests)
     assert run.metric("mbbq_en", "truncated") == 2 and run.metric("rubia_gender", "unscored") >= 1
-    assert "vllm: " in run.stderr and "request(s) longer than the model's window of 32 tokens" in run.stderr
+    assert f"{backend}: " in run.stderr and "request(s) longer than the model's window of 32 tokens" in run.stderr
     assert main(["report", str(tmp_path / "run"), "--details"]) == 0
     assert "truncated = 2: items with a request longer than the model's window" in capsys.readouterr().out

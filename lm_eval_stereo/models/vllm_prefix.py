@@ -18,13 +18,16 @@ tokens stop before that token. This backend:
 - starts the engine with the smallest KV-cache block size the platform's attention takes (:func:`smallest_block_size`;
   only whole blocks are shared), unless ``--model_args block_size=`` says otherwise; a size the platform refuses ends
   the run in one line;
-- scores uncached, after one warning, where the engine has prefix caching off.
+- scores uncached, after one warning, where the engine has prefix caching off;
+- scores a request longer than the window as ``vllm`` does, marked and counted (``truncated``,
+  :func:`lm_eval_stereo.core.window.score_within_window`).
 
 Generation is ``vllm``'s, unchanged.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import Counter
 from typing import Any
@@ -32,6 +35,7 @@ from typing import Any
 from lm_eval.models.vllm_causallms import VLLM
 from vllm import SamplingParams
 
+from lm_eval_stereo.core import window
 from lm_eval_stereo.core.prefix_cache import RequestTasks, count_resent, reaches_continuation
 from lm_eval_stereo.hooks import fail
 
@@ -127,18 +131,26 @@ class VLLMPrefix(RequestTasks, VLLM):
     def _loglikelihood_tokens(
         self, requests: list[tuple[tuple[str, str], list[int], list[int]]], disable_tqdm: bool = False
     ) -> list[tuple[float, bool]]:
+        """The requests within the window as ``vllm`` scores them (:func:`lm_eval_stereo.core.window.score_within_window`:
+        one longer than ``max_model_len - 1`` cut from the left and marked, one whose continuation alone is longer not
+        sent, both counted as ``truncated``), read from the prefix cache where the engine caches prefixes."""
         if not self.reads_prefix_cache:
-            return super()._loglikelihood_tokens(requests, disable_tqdm=disable_tqdm)
-        tasks = self.request_tasks(len(requests))
+            score = functools.partial(super()._loglikelihood_tokens, disable_tqdm=disable_tqdm)
+        else:
+            task_of = dict(zip(map(id, requests), self.request_tasks(len(requests))))
+            score = functools.partial(self._read_prefix_cache, task_of=task_of)
+        return window.score_within_window(self, requests, self.max_length - 1, score, "vllm-prefix")
+
+    def _read_prefix_cache(
+        self, requests: list[tuple[tuple[str, str], list[int], list[int]]], task_of: dict[int, str | None]
+    ) -> list[tuple[float, bool]]:
+        """Each request's answer, sent in :meth:`dispatch_order` reading the cache, re-sent with the cache skipped
+        where :meth:`_answer` says so (counted per task: ``task_of``, by the request's ``id``); every request here
+        fits the window but for its context, which is cut from the left as lm_eval's ``vllm`` cuts it."""
+        tasks = [task_of.get(id(request)) for request in requests]
         max_context = self.max_length - 1  # vLLM requires at least one generation token
         inputs, context_lengths = [], []
         for _, context, continuation in requests:
-            if len(context) + len(continuation) > max_context:
-                eval_logger.warning(
-                    "Context length %s exceeds max length (%s). Truncating context.",
-                    len(context) + len(continuation),
-                    max_context,
-                )
             inputs.append((context + continuation)[-max_context:])
             context_lengths.append(len(context) - max(0, len(context) + len(continuation) - max_context))
         order = self.dispatch_order(inputs)
