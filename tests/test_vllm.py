@@ -459,8 +459,9 @@ def test_a_replica_killed_mid_run_the_run_completes_through_the_other(smollm2, v
         [*completions_args(smollm2, pair.base, concurrent), *samples_arg(FAULT_DOCS)], tmp_path / "killed"
     )
     wait_for(lambda: victim.posts() - before[1] >= 3, process, tmp_path / "killed.log")
-    victim.kill()
+    # read as the victim is killed, not once it is reaped: a run of cached prompts may finish meanwhile
     survivor_at_kill = survivor.posts()
+    victim.kill()
     status = process.wait(600)
     log = (tmp_path / "killed.log").read_text()
     assert status == 0, log[-4000:]
