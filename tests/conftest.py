@@ -117,10 +117,11 @@ def smollm2_prefix_run(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) 
 def vllm_replicas(smollm2: Path, tmp_path_factory: pytest.TempPathFactory):
     """Two ``vllm serve`` replicas of SmolLM2 behind HAProxy (:mod:`vllm_replicas`), started at the first served vLLM
     test and stopped at the end of the session; a test calls ``.ready()`` before using them."""
+    from suite_tools import skip_reason
     from vllm_replicas import HAPROXY, Replicas
 
-    if not Path(HAPROXY).exists():
-        pytest.skip("no HAProxy: apt-get install haproxy (.ci/run installs it)")
+    if HAPROXY is None:
+        pytest.skip(skip_reason("HAProxy"))
     pair = Replicas(smollm2, tmp_path_factory.mktemp("vllm_replicas"))
     try:
         pair.start()

@@ -17,6 +17,7 @@ import pytest
 from lm_eval_encoding import lm_eval_encoding, split_survives
 from lm_eval_runner import LmEvalRun, run_lm_eval
 from real_runs import DOCS, FAMILIES, FAMILY_DOCS, PREFIX_TASKS, run_tasks
+from suite_tools import skip_reason
 
 from lm_eval_stereo.local_models.real import GEMMA3, is_installed, materialise
 
@@ -38,7 +39,7 @@ def real_model(request, smollm2, tmp_path_factory):
     if request.param == "smollm2":
         return smollm2
     if not is_installed(GEMMA3):
-        pytest.skip(f"the optional Gemma 3 wheels are not installed (Gemma Terms of Use): {GEMMA3.install}")
+        pytest.skip(skip_reason("the Gemma 3 wheels"))
     return materialise(GEMMA3, smollm2.parent / "gemma3")
 
 

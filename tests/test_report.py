@@ -24,6 +24,7 @@ import pytest
 from lm_eval_runner import LmEvalRun, run_lm_eval
 from markdown_tables import parse_tables, section_lines, section_rows
 from scipy import stats
+from suite_tools import skip_reason
 
 from lm_eval_stereo.report import ReportError, build_report, render_markdown
 from lm_eval_stereo.report.figures import WIDTH_PX, dot_plot_height, require_matplotlib
@@ -854,7 +855,7 @@ def test_page_fits_a_laptop_screen_in_headless_chromium(report_page, tmp_path):
     """The page's width with every collapsed block opened, in a 1366-pixel-wide headless chromium window."""
     chromium = shutil.which("chromium")
     if chromium is None:
-        pytest.skip("Debian's chromium is not installed: the page width is not measured in a real browser here")
+        pytest.skip(skip_reason("chromium"))
     probe = tmp_path / "probe.html"
     script = (
         "<script>document.querySelectorAll('details').forEach(d => { d.open = true; });"

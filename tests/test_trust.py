@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from lm_eval_runner import LmEvalRun, run_lm_eval
+from suite_tools import skip_reason
 
 TASK = "gest_en"
 
@@ -252,7 +253,7 @@ VLLM_MAX_MODEL_LEN = 32
 
 
 @pytest.mark.engine
-@pytest.mark.skipif(not (VLLM_BIN / "lm_eval").exists(), reason="no vLLM venv: make vllm-venv")
+@pytest.mark.skipif(not (VLLM_BIN / "lm_eval").exists(), reason=skip_reason("the vLLM venv"))
 @pytest.mark.parametrize("backend", ["vllm", "vllm-prefix"])
 def test_vllm_requests_longer_than_max_model_len_are_counted_not_a_raw_attribute_error(
     backend, smollm2, tmp_path, capsys

