@@ -1,9 +1,9 @@
 """Run the real ``lm_eval`` console script in a process of its own and read back its results and samples.
 
 The process is a child forked from a :mod:`lm_eval_forkserver` that has imported torch, transformers and lm_eval once
-for the run's environment (:func:`run_lm_eval`, :func:`start_lm_eval`); ``LM_EVAL_TESTS_FORK=0`` runs a fresh
-subprocess instead, as every command other than ``lm_eval`` or a Python script (``accelerate launch``,
-``lm-eval-stereo``) always is."""
+for the run's environment (:func:`run_lm_eval`, :func:`start_lm_eval`; the plugin's own command the same way:
+:func:`run_command`); ``LM_EVAL_TESTS_FORK=0`` runs a fresh subprocess instead, as every command other than
+``lm_eval``, ``lm-eval-stereo`` or a Python script (``accelerate launch``, another venv's ``lm_eval``) always is."""
 
 from __future__ import annotations
 
@@ -267,7 +267,7 @@ def server_for(command: list[str], env: dict[str, str]) -> ForkServer | None:
     interpreter) with ``env``; None for any other command, with ``LM_EVAL_TESTS_FORK=0``, or when the server's
     imports failed."""
     lm_eval = command[0] == str(Path(sys.executable).parent / "lm_eval")
-    script = len(command) >= 2 and command[0] == sys.executable and command[1].endswith(".py")
+    script = len(command) >= 2 and command[0] == sys.executable and command[1].endswith((".py", LM_EVAL_STEREO))
     if not (lm_eval or script) or os.environ.get(FORK_ENV, "1") == "0":
         return None
     return fork_server(env)
@@ -281,6 +281,25 @@ def start_lm_eval(command: list[str], env: dict[str, str], cwd: Path, log: Path)
         return server.start(command, cwd, env, log, log, new_session=True)
     with open(log, "wb") as out:
         return subprocess.Popen(command, env=env, cwd=cwd, stdout=out, stderr=out, start_new_session=True)
+
+
+#: the plugin's own console script (``bin/lm-eval-stereo``: a Python script the fork server runs as one)
+LM_EVAL_STEREO = "lm-eval-stereo"
+
+
+def run_command(
+    *args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess:
+    """``lm-eval-stereo ARGS...`` as :func:`subprocess.run` with ``capture_output=True, text=True`` would run it, in a
+    child of the fork server of the ``lm_eval`` runs (the same environment as theirs, :func:`lm_eval_command`, with
+    ``env`` added), which has imported what the command's ``lm_eval`` runs import."""
+    command = [sys.executable, str(Path(sys.executable).parent / LM_EVAL_STEREO), *map(str, args)]
+    full_env = {**os.environ, ONLY_PLUGIN_TASKS_ENV: "1", **(env or {})}
+    folder = cwd or Path.cwd()
+    server = server_for(command, full_env)
+    if server is not None:
+        return server.run(command, folder, full_env, timeout)
+    return subprocess.run(command[1:], capture_output=True, text=True, env=full_env, cwd=folder, timeout=timeout)
 
 
 def run_lm_eval(

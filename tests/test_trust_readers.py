@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from lm_eval_runner import LmEvalRun, run_lm_eval
+from lm_eval_runner import LmEvalRun, run_command, run_lm_eval
 from rubia_reference import causal_nll, causal_scorer, import_lmppl, padded_with_eos
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -148,12 +145,6 @@ def test_a_context_cut_to_the_window_is_scored_as_hf_cuts_it_and_counted(small_w
 # ------------------------------------------------------------------------------------- readers and small cases
 
 
-def command(*args: str | Path) -> subprocess.CompletedProcess:
-    """``lm-eval-stereo ARGS...`` in a process of its own."""
-    program = str(Path(sys.executable).parent / "lm-eval-stereo")
-    return subprocess.run([program, *map(str, args)], capture_output=True, text=True, env=dict(os.environ))
-
-
 def _results_file(run_dir: Path) -> Path:
     return next(run_dir.rglob("results_*.json"))
 
@@ -204,11 +195,11 @@ def test_malformed_metadata_of_a_plugin_task_is_named_with_file_and_field(euroge
         f"they hold tasks of a plugin benchmark whose recorded metadata is malformed: {path}: eurogest_en: field "
         "configs.eurogest_en.metadata.facts: not an object: the task's metric set cannot be built"
     )
-    report = command("report", folder)
+    report = run_command("report", folder)
     assert report.returncode == 0, report.stderr
     assert f"no bias benchmark of lm-eval-stereo in these 1 results file(s): {why}" in report.stderr
     assert "only lm_eval's own tasks" not in report.stderr + report.stdout
-    export = command("export", folder, "--format", "model-card")
+    export = run_command("export", folder, "--format", "model-card")
     assert export.returncode == 2
     assert f"error: no bias benchmark of lm-eval-stereo in these 1 run(s): {why}" in export.stderr
     assert "only lm_eval's own tasks" not in export.stderr
@@ -225,18 +216,18 @@ def test_a_samples_item_that_is_a_number_is_counted_and_named(unfit_run, tmp_pat
     samples.write_text("".join(json.dumps(line) + "\n" for line in lines))
     said = f"{samples}:2: the logged item under 'biased' is int, not an object"
     out = tmp_path / "report.json"
-    report = command("report", folder, "--details", "--json", out)
+    report = run_command("report", folder, "--details", "--json", out)
     assert report.returncode == 0, report.stderr
     notes = json.loads(out.read_text())["paired"]["not_compared"]
     assert any(f"1 malformed line(s) of {samples} skipped ({said})" in note and "its other 3 items" in note
                for note in notes), notes  # fmt: skip
-    export = command("export", folder, "--format", "eee", "--output", tmp_path / "records", "--model-id", "org/tiny",
+    export = run_command("export", folder, "--format", "eee", "--output", tmp_path / "records", "--model-id", "org/tiny",
                      "--details")  # fmt: skip
     assert export.returncode == 0, export.stderr
     assert f"1 malformed samples line(s) skipped ({said})" in export.stderr
     lines = [{**line, "biased": 7} for line in lines]  # every item a number: no item read, the file named
     samples.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    report = command("report", folder, "--details")
+    report = run_command("report", folder, "--details")
     assert f"{samples}:1: the logged item under 'biased' is int, not an object (and 3 more malformed lines; no item " \
            "read)" in report.stdout  # fmt: skip
 
@@ -257,7 +248,7 @@ def test_a_rubia_group_without_some_domains_names_them(rubia_group_run, tmp_path
         return change
 
     _edit(path, drop("rubia_gender", "rubia_class"))
-    report = command("report", folder)
+    report = run_command("report", folder)
     assert report.returncode == 0, report.stderr
     assert (
         f"absent members: 1 task that is a group whose results file lacks members it lists: rubia ({path}: group "
@@ -265,7 +256,7 @@ def test_a_rubia_group_without_some_domains_names_them(rubia_group_run, tmp_path
         "other members only)"
     ) in report.stdout
     _edit(path, drop("rubia_lgbtq", "rubia_nationality"))
-    report = command("report", folder)
+    report = run_command("report", folder)
     assert "group rubia lists rubia_class, rubia_gender, rubia_lgbtq, rubia_nationality, which the results file " \
            "does not hold" in report.stdout  # fmt: skip
     assert "only lm_eval's own tasks" not in report.stdout + report.stderr
@@ -285,7 +276,7 @@ def test_a_rubia_run_with_nothing_publishable_is_not_called_lm_evals_own(rubia_g
     _edit(path, nan_headlines)
     for samples in folder.rglob("samples_*.jsonl"):  # a run without --log_samples: nothing but the headlines
         samples.unlink()
-    export = command("export", folder, "--format", "model-card")
+    export = run_command("export", folder, "--format", "model-card")
     assert export.returncode == 2
     assert "error: nothing of a bias benchmark to publish in these 1 run(s): every headline of rubia_class, " \
            "rubia_gender, rubia_lgbtq, rubia_nationality was left out (rubia_class/biased: left out: value nan " \

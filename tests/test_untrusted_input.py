@@ -7,14 +7,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from lm_eval_runner import run_lm_eval, shared_data_dir
+from lm_eval_runner import run_command, run_lm_eval, shared_data_dir
 from test_report import results_and_samples
 
 from lm_eval_stereo.core import options
@@ -24,12 +21,6 @@ from lm_eval_stereo.tasks.german_gender_bias.gerbbq import task as gerbbq_task
 from lm_eval_stereo.tasks.mbbq import detection
 
 DETECTION = shared_data_dir() / "mbbq" / "answer_detection.py"
-
-
-def command(*args: str | Path) -> subprocess.CompletedProcess:
-    """``lm-eval-stereo ARGS...`` in a process of its own."""
-    program = str(Path(sys.executable).parent / "lm-eval-stereo")
-    return subprocess.run([program, *map(str, args)], capture_output=True, text=True, env=dict(os.environ))
 
 
 # ---------------------------------------------------------------------------------------------- options
@@ -213,7 +204,7 @@ def broken_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def broken_report(broken_results: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
     output = tmp_path_factory.mktemp("broken_report") / "report.json"
-    proc = command("report", broken_results, "--details", "--json", output)
+    proc = run_command("report", broken_results, "--details", "--json", output)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout, json.loads(output.read_text())
 
@@ -269,7 +260,7 @@ def test_runs_tied_on_date_are_decided_by_the_stated_rule_and_named(broken_repor
     assert f"{left} and {kept}" in line or f"{kept} and {left}" in line
     assert f"stereoset_multi_en taken from {kept}" in line and f"{left} left out" in line
     assert "on equal dates the results file whose path sorts last" in line
-    exported = command("export", broken_results / "org__reference", "--format", "model-card", "--details")
+    exported = run_command("export", broken_results / "org__reference", "--format", "model-card", "--details")
     assert exported.returncode == 0, exported.stderr
     assert f"\n  tied runs: {message}\n" in exported.stderr, "the export names the run left out too"
 
@@ -281,7 +272,7 @@ def test_export_never_claims_resamples_its_interval_does_not_rest_on(broken_resu
     """A non-numeric count of undefined resamples read as "defined everywhere": the record claimed 1,000 resamples.
     Now the headline is exported without CI and the omission says why."""
     out = tmp_path / "records"
-    proc = command("export", broken_results / "org__bad-undefined", "--format", "eee", "--output", out, "--details")
+    proc = run_command("export", broken_results / "org__bad-undefined", "--format", "eee", "--output", out, "--details")
     assert proc.returncode == 0, proc.stderr
     assert "exported without CI: its count of undefined resamples ss_ci_undefined is unusable ('many')" in proc.stderr
     (record,) = out.rglob("*.json")
@@ -298,7 +289,7 @@ def test_export_keeps_the_readable_items_of_a_samples_file_and_names_the_line_sk
     """One malformed samples line made the export drop every per-item line; now the other items are published and
     the skipped line is named (the distance CI, resting on fewer items than the run's, is left out)."""
     out = tmp_path / "records"
-    proc = command("export", broken_results / "org__one-bad-line", "--format", "eee", "--output", out, "--details")
+    proc = run_command("export", broken_results / "org__one-bad-line", "--format", "eee", "--output", out, "--details")
     assert proc.returncode == 0, proc.stderr
     samples = next((broken_results / "org__one-bad-line").glob("samples_*.jsonl"))
     assert f"1 malformed samples line(s) skipped ({samples}:4: not a JSON line" in proc.stderr
@@ -309,7 +300,7 @@ def test_export_keeps_the_readable_items_of_a_samples_file_and_names_the_line_sk
 
 @pytest.mark.parametrize("model_id", ["my org/model", "org/na..me"])
 def test_model_id_that_is_no_hub_id_exits_2_naming_the_rule(broken_results, tmp_path, model_id: str):
-    proc = command("export", broken_results / "org__reference", "--format", "model-card", "--model-id", model_id)
+    proc = run_command("export", broken_results / "org__reference", "--format", "model-card", "--model-id", model_id)
     assert proc.returncode == 2
     assert f"{model_id!r} is no hub id: expected ORG/NAME, each part 1-96 letters, digits" in proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith("lm-eval-stereo export: error: argument --model-id: ")
