@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from cpu_budget import ENV as BUDGET_ENV
 from lm_eval_runner import started_engine
 from model_server import ModelServer
 from tiers import TIER_ENV
@@ -19,7 +20,13 @@ TESTS = Path(__file__).resolve().parent
 
 SUITE = {
     "conftest.py": """
+        import os
+
+        import cpu_budget
+
         pytest_plugins = ("cpu_report",)
+        # this small suite's own budget: the quick tier's files share TOY_QUICK_BUDGET CPU-seconds
+        cpu_budget.TIER_BUDGETS.update(quick=float(os.environ.get("TOY_QUICK_BUDGET", "1000")), engine=1000.0)
 
         def pytest_configure(config):
             config.addinivalue_line("markers", "engine: starts an engine")
@@ -54,11 +61,15 @@ SUITE = {
 }
 
 
-def run_suite(folder: Path, *args: str, tier: str | None = None) -> subprocess.CompletedProcess:
+def run_suite(
+    folder: Path, *args: str, tier: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     for name, text in SUITE.items():
         (folder / name).write_text(textwrap.dedent(text))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(TESTS.parent)])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(TESTS.parent)]), **(env or {})}
     env.pop(TIER_ENV, None)
+    if BUDGET_ENV not in (env or {}):
+        env.pop(BUDGET_ENV, None)
     if tier:
         env[TIER_ENV] = tier
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadfile", *args]
@@ -80,6 +91,38 @@ def test_the_report_gathers_each_files_cpu_seconds_from_the_workers(tmp_path):
     assert 1.4 <= cpu <= 3.0 and tests == 2 and tier == "quick", run.stdout[-3000:]  # 1 s in the child, 0.5 s here
     assert table["test_engine.py"][1:] == (2, "engine")
     assert len(re.findall(r"CPU-seconds outside any test \(gw[01]:", run.stdout)) == 2
+
+
+def test_a_file_over_its_share_of_the_tier_budget_by_half_fails_the_run(tmp_path):
+    """``make test`` sets ``LM_EVAL_TESTS_CPU_BUDGET=1``: every test passes, but ``test_busy.py`` (1.5 CPU-seconds)
+    takes more than 1.5 × its share of a quick tier of 0.5 CPU-seconds, and the run fails naming it; with a budget it
+    fits, the same run passes (and without the variable, as the other tests here run it, none is checked)."""
+    over = run_suite(tmp_path, env={BUDGET_ENV: "1", "TOY_QUICK_BUDGET": "0.5"})
+    assert over.returncode == 1 and "4 passed in" in over.stdout, over.stdout[-3000:]
+    section = over.stdout[over.stdout.index("over their share of the tier's CPU budget") :]
+    (line,) = [line for line in section.splitlines() if "CPU-seconds, over" in line]
+    cpu = figures(over.stdout)["test_busy.py"][0]
+    assert line == f"test_busy.py: {cpu:.1f} CPU-seconds, over 1.5 × its share of 0.5 (the quick tier's budget: 0.5)"
+    assert run_suite(tmp_path, env={BUDGET_ENV: "1", "TOY_QUICK_BUDGET": "10"}).returncode == 0
+
+
+def test_shares_are_a_files_own_or_an_equal_part_of_what_is_left(monkeypatch):
+    import cpu_budget
+
+    monkeypatch.setattr(cpu_budget, "TIER_BUDGETS", {"quick": 100.0, "engine": 50.0})
+    monkeypatch.setattr(cpu_budget, "SHARES", {"tests/big.py": 40.0, "tests/engine.py": 60.0})
+    files = {"tests/big.py": "quick", "tests/a.py": "quick", "tests/b.py": "quick", "tests/engine.py": "engine"}
+    assert cpu_budget.shares(files) == {
+        "tests/big.py": 40.0,
+        "tests/a.py": 30.0,
+        "tests/b.py": 30.0,
+        "tests/engine.py": 60.0,
+    }
+    figures_ = {"tests/big.py": (60.0, "quick"), "tests/a.py": (45.1, "quick"), "tests/b.py": (45.0, "quick"),
+                "tests/engine.py": (89.0, "engine")}  # fmt: skip
+    assert cpu_budget.over_budget(figures_) == [
+        "tests/a.py: 45.1 CPU-seconds, over 1.5 × its share of 30.0 (the quick tier's budget: 100)"
+    ]
 
 
 def test_the_quick_tier_fails_a_test_that_starts_an_engine_unmarked(tmp_path):
