@@ -9,11 +9,12 @@ import pytest
 from lm_eval_runner import REPO, LmEvalRun, shared_data_dir  # noqa: F401  (re-exported for tests)
 from tiers import ENGINE
 
-#: CPU-seconds per test file at the end of every run (:mod:`cpu_report`)
-pytest_plugins = ("cpu_report",)
+#: CPU-seconds per test file at the end of every run (:mod:`cpu_report`); the vLLM tier's session fixtures (the one
+#: in-process engine, the one pair of served replicas: :mod:`vllm_tier`)
+pytest_plugins = ("cpu_report", "vllm_tier")
 
 #: the files of the vLLM tier: one unit of work for xdist (:func:`pytest_xdist_make_scheduler`), so that they share
-#: one pair of served replicas (:func:`vllm_replicas`)
+#: the session's engine and pair of served replicas (:mod:`vllm_tier`)
 VLLM_TIER = "test_vllm"
 
 #: the longest units of work, scheduled first in this order (see :func:`pytest_collection_modifyitems`): the SmolLM2
@@ -111,20 +112,3 @@ def smollm2_prefix_run(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) 
     from real_runs import PREFIX_TASKS, run_tasks
 
     return run_tasks(smollm2, "hf-prefix", PREFIX_TASKS, tmp_path_factory.mktemp("smollm2_hf_prefix"))
-
-
-@pytest.fixture(scope="session")
-def vllm_replicas(smollm2: Path, tmp_path_factory: pytest.TempPathFactory):
-    """Two ``vllm serve`` replicas of SmolLM2 behind HAProxy (:mod:`vllm_replicas`), started at the first served vLLM
-    test and stopped at the end of the session; a test calls ``.ready()`` before using them."""
-    from suite_tools import skip_reason
-    from vllm_replicas import HAPROXY, Replicas
-
-    if HAPROXY is None:
-        pytest.skip(skip_reason("HAProxy"))
-    pair = Replicas(smollm2, tmp_path_factory.mktemp("vllm_replicas"))
-    try:
-        pair.start()
-        yield pair
-    finally:
-        pair.stop()
