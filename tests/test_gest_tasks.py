@@ -28,13 +28,6 @@ def causal_args(model: Path, batch_size: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def single_run(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> LmEvalRun:
-    """Batch size 1: English and pairs."""
-    args = causal_args(tiny_causal, "1") + ["--tasks", "gest_en,gest_pairs_pl", "--limit", LIMIT, "--metadata", PAIRS]
-    return run_lm_eval(args, tmp_path_factory.mktemp("gest_single"))
-
-
-@pytest.fixture(scope="module")
 def batched_run(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> LmEvalRun:
     """Batch size 4, English through the ``gest`` group, pairs, and MT with a chat template (only MT uses it)."""
     args = causal_args(tiny_causal, "4") + ["--tasks", "gest,gest_pairs_pl,gest_mt_pl", "--limit", LIMIT]
@@ -94,16 +87,6 @@ def test_gest_en_metrics_follow_from_the_logged_scores(batched_run):
     assert batched_run.results["configs"]["gest_en"]["metadata"]["gest_version"] == "1.1"
     assert {sample["doc"]["version"] for sample in batched_run.samples["gest_en"]} == {"1.1"}
     assert "gest" in batched_run.results["group_subtasks"]
-
-
-def test_results_do_not_depend_on_batch_size(single_run, batched_run):
-    for task in ("gest_en", "gest_pairs_pl"):
-        single, batched = item_scores(single_run, task), item_scores(batched_run, task)
-        assert single.keys() == batched.keys()
-        for doc_id, scores in single.items():
-            for template, value in scores.items():
-                assert value == pytest.approx(batched[doc_id][template], abs=1e-4)
-        assert single_run.metric(task, "gs") == pytest.approx(batched_run.metric(task, "gs"), rel=1e-4)
 
 
 def test_gest_pairs_filters_and_scores(batched_run):
