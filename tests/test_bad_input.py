@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from fixtures_mlm import tiny_bert  # noqa: F401  (session fixture)
-from lm_eval_runner import LmEvalRun, run_lm_eval, shared_data_dir
+from lm_eval_runner import UNPRIVILEGED, LmEvalRun, run_command, run_lm_eval, shared_data_dir
 
 from lm_eval_stereo.core import options, sources
 from lm_eval_stereo.core.errors import ChecksumError, DataError, DataUnavailableError, MalformedDataError, OptionError
@@ -446,14 +446,6 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def unprivileged(command: list[str]) -> list[str]:
-    """``command`` as a user without the right to bypass file permissions: root runs it without the capabilities
-    CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (``setpriv``, util-linux), so that a mode-000 file is unreadable."""
-    if os.geteuid() != 0:
-        return command
-    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
-
-
 #: (arguments, part of the one line's message) with {p} for the places folder and {r} for a results folder
 COMMAND_CASES = {
     "report-missing-path": (["report", "{p}/missing"], "argument PATH: {p}/missing: no such file or folder"),
@@ -549,8 +541,7 @@ COMMAND_CASES = {
 def test_bad_command_arguments_end_in_one_line(places: Path, case: str) -> None:
     arguments, message = COMMAND_CASES[case]
     fill = lambda text: text.format(p=places, r=RESULTS)  # noqa: E731
-    command = unprivileged([str(Path(sys.executable).parent / "lm-eval-stereo"), *map(fill, arguments)])
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    proc = run_command(*map(fill, arguments), launcher=UNPRIVILEGED, timeout=120)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith(f"lm-eval-stereo {arguments[0]}: error: ") and proc.stderr.count("\n") == 1
     assert fill(message) in proc.stderr
@@ -564,9 +555,8 @@ def test_bad_command_arguments_end_in_one_line(places: Path, case: str) -> None:
 )
 def test_pretrained_folder_that_is_no_model_ends_in_one_line(places: Path, folder: str, problem: str) -> None:
     model = places / folder
-    command = [str(Path(sys.executable).parent / "lm-eval-stereo"), "--model", "hf", "--tasks", "gest_en"]
-    command += ["--model_args", f"pretrained={model},dtype=float32", "--limit", "1"]
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    proc = run_command("--model", "hf", "--tasks", "gest_en", "--model_args", f"pretrained={model},dtype=float32",
+                       "--limit", "1")  # fmt: skip
     assert proc.returncode == 2
     assert proc.stderr == f"lm-eval-stereo: --model_args pretrained={model}: {problem}\n"
     assert "Traceback" not in proc.stderr and "Repo id" not in proc.stderr

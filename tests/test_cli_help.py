@@ -3,21 +3,17 @@ anything else goes to lm_eval (it used to print lm_eval's help, where the plugin
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from lm_eval_runner import run_command
 
 from lm_eval_stereo.cli import COMMANDS
 
-CLI = str(Path(sys.executable).parent / "lm-eval-stereo")
 OWN = ("report", "export", "data", "inventory", "real-model", "build-tiny-model", "tasks-path")
 
 
 @pytest.mark.parametrize("arguments", [[], ["--help"], ["-h"]], ids=["none", "--help", "-h"])
 def test_help_lists_the_plugins_commands_then_lm_eval(arguments: list[str]) -> None:
-    proc = subprocess.run([CLI, *arguments], capture_output=True, text=True, timeout=300)
+    proc = run_command(*arguments)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("usage: lm-eval-stereo COMMAND")
@@ -39,6 +35,6 @@ def test_help_lists_the_plugins_commands_then_lm_eval(arguments: list[str]) -> N
 def test_each_listed_command_runs_its_own_parser() -> None:
     """A listed command's ``--help`` is its own parser's (not lm_eval's), which names the command."""
     for name in ("tasks-path", "data", "report"):
-        proc = subprocess.run([CLI, name, "--help"], capture_output=True, text=True, timeout=300)
+        proc = run_command(name, "--help")
         assert proc.returncode == 0, proc.stderr
         assert f"lm-eval-stereo {name}" in proc.stdout.splitlines()[0]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from lm_eval_runner import REPO, LmEvalRun, run_lm_eval
+from lm_eval_runner import REPO, LmEvalRun, run_command, run_lm_eval
 from test_third_party_benchmark import FIXTURE, SENTENCES, TASKS
 
 from lm_eval_stereo.core.values import parse_model_args
@@ -96,7 +96,13 @@ def _run(copy: Copy, *command: str) -> subprocess.CompletedProcess:
 
 
 def _console(copy: Copy, *args: str) -> subprocess.CompletedProcess:
-    return _run(copy, str(Path(sys.executable).parent / "lm-eval-stereo"), *args)
+    """``lm-eval-stereo ARGS...`` of the copy, in the fork server of its ``lm_eval`` run."""
+    return run_command(*args, env={"PYTHONPATH": str(copy.root)}, cwd=copy.root)
+
+
+def _script(copy: Copy, script: Path, *args: str) -> subprocess.CompletedProcess:
+    """``python SCRIPT ARGS...`` of the copy, in the fork server of its ``lm_eval`` run."""
+    return run_command(*args, env={"PYTHONPATH": str(copy.root)}, cwd=copy.root, script=script)
 
 
 def test_the_copy_is_the_package_read(copy: Copy) -> None:
@@ -140,10 +146,10 @@ def test_the_data_command_lists_its_pinned_file(copy: Copy) -> None:
 
 def test_the_leaderboard_group_its_declaration_names_holds_its_tasks(copy: Copy) -> None:
     generator = copy.root / "lm_eval_stereo" / "tasks" / "leaderboard" / "_generate_configs.py"
-    stale = _run(copy, sys.executable, str(generator), "--check")
+    stale = _script(copy, generator, "--check")
     assert stale.returncode == 1 and "stereo_leaderboard.yaml" in stale.stdout
     assert "stereo_leaderboard_chat.yaml" not in stale.stdout  # it declares no generative task
-    assert _run(copy, sys.executable, str(generator)).returncode == 0
+    assert _script(copy, generator).returncode == 0
     group = (generator.parent / "stereo_leaderboard.yaml").read_text(encoding="utf-8")
     members = re.findall(r"^- (\S+)$", group, re.M)
     assert members[-3:] == ["rubia", *TASKS]  # in registration order: its line follows RuBia's
@@ -154,11 +160,11 @@ def test_the_leaderboard_group_its_declaration_names_holds_its_tasks(copy: Copy)
 
 def test_the_generated_docs_tables_and_the_real_model_tasks_name_it(copy: Copy) -> None:
     script = copy.root / "scripts" / "readme_tables.py"
-    stale = _run(copy, sys.executable, str(script), "--check")
+    stale = _script(copy, script, "--check")
     assert stale.returncode == 1
     assert "README.md: stale generated table(s): benchmarks, citations" in stale.stdout
     assert "docs/REPORT.md: stale generated table(s): benchmarks" in stale.stdout
-    assert _run(copy, sys.executable, str(script)).returncode == 0
+    assert _script(copy, script).returncode == 0
     readme = (copy.root / "README.md").read_text(encoding="utf-8")
     assert "| [Toy pronouns](lm_eval_stereo/tasks/toybench/README.md) | Toy and Author 2026 | 2: en, de |" in readme
     assert "- Toy, Author (2026). Toy pronouns. Nowhere." in readme
