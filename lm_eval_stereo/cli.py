@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 def _build_tiny_model(argv: list[str]) -> int:
     from lm_eval_stereo.cli_args import Parser, empty_output_folder
+    from lm_eval_stereo.core.whole_files import WriteError
     from lm_eval_stereo.local_models.tiny import BUILDERS
 
     parser = Parser(prog="lm-eval-stereo build-tiny-model")
@@ -33,7 +34,10 @@ def _build_tiny_model(argv: list[str]) -> int:
     parser.add_argument("--kind", choices=sorted(BUILDERS), default="causal")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    path = BUILDERS[args.kind](args.directory, seed=args.seed)
+    try:
+        path = BUILDERS[args.kind](args.directory, seed=args.seed)
+    except WriteError as exc:
+        parser.exit(2, f"{parser.prog}: error: {exc}\n")
     print(path)
     return 0
 

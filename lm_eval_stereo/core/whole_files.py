@@ -17,12 +17,17 @@ through this module:
 - any failure (a full disk, a read-only file system, a folder that cannot be made) removes the temporary files and
   raises :class:`WriteError`, naming the file and the reason, which each command prints as its one line. A process
   killed while writing leaves at most a ``.part`` file beside the target, which no reader takes for it.
+
+A folder written by a library that saves several files (a model folder: :func:`whole_folder`) is made beside its
+place under such a name and renamed into place once every file is in it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import secrets
+import shutil
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -30,6 +35,9 @@ from typing import BinaryIO
 
 #: the suffix of a file on its way to its name
 PART_SUFFIX = ".part"
+#: how a library written in Rust (``tokenizers``, which saves a tokenizer) reports a failed write: a bare
+#: ``Exception("No space left on device (os error 28)")``, no OSError
+RUST_IO_ERROR = re.compile(r"\(os error \d+\)$")
 
 
 class WriteError(Exception):
@@ -163,3 +171,35 @@ def write_files(files: Mapping[Path, bytes | str], *, within: Path | None = None
 def write_whole(target: Path, content: bytes | str, *, within: Path | None = None) -> Path:
     """Write one file whole (:func:`write_files`); its path."""
     return write_files({Path(target): content}, within=within)[0]
+
+
+@contextmanager
+def whole_folder(target: Path) -> Iterator[Path]:
+    """A new ``.<name>.<random>.part`` folder beside ``target`` to fill in the block, renamed onto ``target`` (missing,
+    or an empty folder) when the block ends, removed with what it holds when the block raises. :class:`WriteError`
+    naming ``target`` and the reason when it cannot be made, filled (an ``OSError`` in the block, or a library's
+    :data:`RUST_IO_ERROR`: a full disk) or renamed."""
+    target = Path(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        part = target.with_name(f".{target.name}.{secrets.token_hex(4)}{PART_SUFFIX}")
+        part.mkdir()
+    except OSError as exc:
+        raise WriteError(target, _reason(exc)) from None
+    try:
+        try:
+            yield part
+        except OSError as exc:
+            raise WriteError(target, _reason(exc)) from None
+        except Exception as exc:
+            if not RUST_IO_ERROR.search(str(exc)):
+                raise
+            raise WriteError(target, str(exc)) from None
+        try:
+            if target.is_dir() and not target.is_symlink():
+                target.rmdir()  # an empty folder given for it (one that is not empty refuses, named)
+            os.replace(part, target)
+        except OSError as exc:
+            raise WriteError(target, _reason(exc)) from None
+    finally:
+        shutil.rmtree(part, ignore_errors=True)
