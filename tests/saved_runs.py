@@ -50,15 +50,16 @@ def _sample(index: int, item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def save_run(output_path: Path, pretrained: str, pro_flags: list[int]) -> Path:
+def save_run(output_path: Path, pretrained: str, pro_flags: list[int], *, recorded: bool = True) -> Path:
     """Save a StereoSet English run of ``pretrained`` (one item per flag) with lm_eval's ``EvaluationTracker`` at
-    ``--output_path output_path``; the results file written."""
+    ``--output_path output_path``; the results file written. ``recorded=False``: a run of a plugin older than the
+    task's recorded metadata (no ``metric_set``, no ``key_field``: :mod:`lm_eval_stereo.results.legacy`)."""
     logged = items(pro_flags)
     metrics = METRICS.compute(logged)
     results = {
         "results": {TASK: {"alias": TASK} | {f"{name},none": value for name, value in metrics.items()}},
         "group_subtasks": {TASK: []},
-        "configs": {TASK: {"task": TASK, "metadata": {"version": 1.0, **RECORDED}}},
+        "configs": {TASK: {"task": TASK, "metadata": {"version": 1.0, **(RECORDED if recorded else {})}}},
         "versions": {TASK: 1.0},
         "n-shot": {TASK: 0},
         "higher_is_better": {TASK: {}},
