@@ -248,13 +248,22 @@ def test_a_link_on_the_way_that_leads_outside_stops_the_export(runs: Path, tmp_p
 
 
 def test_the_report_replaces_a_link_planted_at_its_page(runs: Path, tmp_path: Path):
-    html, outside = tmp_path / "html", tmp_path / "outside.html"
+    """Links planted at the page's and the ``--json`` file's paths, to files outside: each file outside keeps its
+    bytes, the page and the JSON replace the links."""
+    html, outside, outside_json = tmp_path / "html", tmp_path / "outside.html", tmp_path / "outside.json"
     html.mkdir()
     outside.write_text("precious")
+    outside_json.write_text("precious too")
     (html / "index.html").symlink_to(outside)
-    proc = run_cli("report", runs, "--html", html)
+    (html / "report.json").symlink_to(outside_json)
+    proc = run_cli("report", runs, "--html", html, "--json", html / "report.json")
     assert proc.returncode == 0, proc.stderr
-    assert outside.read_text() == "precious"
+    assert outside.read_text() == "precious" and outside_json.read_text() == "precious too"
+    data = html / "report.json"
+    assert not data.is_symlink() and [model["label"] for model in json.loads(data.read_text())["models"]] == [
+        "org/model",
+        "org/other",
+    ]
     page = html / "index.html"
     assert not page.is_symlink() and page.read_text(encoding="utf-8").rstrip().endswith("</html>")
     assert json.dumps("org/other")[1:-1] in page.read_text(encoding="utf-8")
