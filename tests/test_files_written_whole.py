@@ -267,3 +267,27 @@ def test_the_report_replaces_a_link_planted_at_its_page(runs: Path, tmp_path: Pa
     page = html / "index.html"
     assert not page.is_symlink() and page.read_text(encoding="utf-8").rstrip().endswith("</html>")
     assert json.dumps("org/other")[1:-1] in page.read_text(encoding="utf-8")
+
+
+#: a GEST run of SmolLM2 committed with docs/REAL_MODELS.md: its figure file is named after its task
+GEST_RUN = (
+    Path(__file__).resolve().parents[1]
+    / "docs/real_models/results/real-runs-sample/smollm2/hf/results_2026-11-23T23-47-58.822981.json"
+)
+
+
+def test_a_figure_named_after_a_task_that_climbs_out_of_the_folder_is_refused(tmp_path: Path):
+    """A results file whose task is named ``gest_en/../../../../escaped`` (GEST names a figure after its task): the
+    report stops in one line naming the figure, and nothing is written outside ``--html``, where the name leads."""
+    runs, html = tmp_path / "runs" / "model", tmp_path / "a" / "b" / "html"
+    runs.mkdir(parents=True)
+    climbing = json.dumps("gest_en/../../../../escaped")
+    (runs / GEST_RUN.name).write_text(GEST_RUN.read_text(encoding="utf-8").replace('"gest_en"', climbing))
+    line = one_error_line(run_cli("report", runs, "--html", html), "report")
+    assert line == (
+        f"lm-eval-stereo report: error: {html}/gest_gest_en/../../../../escaped.png: cannot be written (not inside "
+        f"{html}: nothing is written there)"
+    )
+    assert sorted(path.relative_to(tmp_path).as_posix() for path in tmp_path.rglob("*") if path.is_file()) == [
+        f"runs/model/{GEST_RUN.name}"
+    ]

@@ -54,8 +54,15 @@ def _reason(exc: OSError) -> str:
 
 
 def _inside(target: Path, within: Path) -> None:
-    """Refuse ``target`` when its folder, links followed, is not inside ``within`` (the nearest folder that exists on
-    the way is checked, before any is made)."""
+    """Refuse ``target`` when it is not inside ``within`` as written (a ``..`` on the way: a name from a results file
+    that climbs out), or its folder, links followed, is not (the nearest folder that exists on the way is checked,
+    before any is made)."""
+    try:
+        climbs = ".." in target.relative_to(within).parts
+    except ValueError:
+        climbs = True
+    if climbs:
+        raise WriteError(target, f"not inside {within}: nothing is written there")
     root = within.resolve()
     folder = target.parent
     while folder != within and not folder.exists() and not folder.is_symlink() and folder != folder.parent:
