@@ -14,7 +14,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from saved_runs import TASK, save_run
 
 from lm_eval_stereo.results.files import MAX_DEPTH, MAX_RESULTS_BYTES
@@ -159,36 +158,39 @@ def test_every_logged_item_a_number_in_a_run_of_an_older_plugin_is_named(tmp_pat
     )
 
 
-@pytest.mark.parametrize(
-    ("task", "recorded", "field", "what"),
-    [
-        ("gest_en", {"metric_set": "gest.scores", "facts": {"templates": 5}}, "facts.templates",
-         "a list of prompt template names"),
-        ("eurogest_en", {"metric_set": "eurogest.scores", "facts": {"min_sentences": "ten"}}, "facts.min_sentences",
-         "an integer >= 1"),
-        ("eurogest_de", {"metric_set": "eurogest.scores", "facts": {"complete_only": "yes"}}, "facts.complete_only",
-         "true or false"),
-        ("rubia_gender", {"metric_set": "rubia.shares", "facts": {"domain": ["gender"]}}, "facts.domain", "text"),
-    ],
-)  # fmt: skip
-def test_a_recorded_fact_of_the_wrong_kind_is_named_by_its_field(tmp_path, task, recorded, field, what):
-    """A fact a plugin task records for its metric set, of the wrong kind: named by file and ``configs.<task>.metadata``
-    before (with a raw error of the metric set's factory, or, for ``complete_only``, read as true); now by its field."""
+#: per task: what it records of its metric set, the fact of the wrong kind and what that fact must be
+MALFORMED_FACTS = {
+    "gest_en": ({"metric_set": "gest.scores", "facts": {"templates": 5}}, "facts.templates",
+                "a list of prompt template names"),
+    "eurogest_en": ({"metric_set": "eurogest.scores", "facts": {"min_sentences": "ten"}}, "facts.min_sentences",
+                    "an integer >= 1"),
+    "eurogest_de": ({"metric_set": "eurogest.scores", "facts": {"complete_only": "yes"}}, "facts.complete_only",
+                    "true or false"),
+    "rubia_gender": ({"metric_set": "rubia.shares", "facts": {"domain": ["gender"]}}, "facts.domain", "text"),
+}  # fmt: skip
+
+
+def test_a_recorded_fact_of_the_wrong_kind_is_named_by_its_field(tmp_path: Path):
+    """A fact a plugin task records for its metric set, of the wrong kind (one task per fact, in one results file):
+    named by file and ``configs.<task>.metadata`` before, with a raw error of the metric set's factory (or, for
+    ``complete_only``, read as true); now by its field, in the report and the export."""
     out = tmp_path / "out"
     results = save_run(out, "org/model", [1] * 14 + [0] * 6)
     data = json.loads(results.read_text())
-    metadata = {"version": 1.0, "key_field": "id", "language": task[-2:], "scoring": "x"} | recorded
-    data["results"][task] = {"alias": task, "count,none": 20}
-    data["configs"][task] = {"task": task, "metadata": metadata}
+    said = []
+    for task, (recorded, field, what) in MALFORMED_FACTS.items():
+        metadata = {"version": 1.0, "key_field": "id", "language": task[-2:], "scoring": "x"} | recorded
+        data["results"][task] = {"alias": task, "count,none": 20}
+        data["configs"][task] = {"task": task, "metadata": metadata}
+        value = recorded["facts"][field.removeprefix("facts.")]
+        said.append(
+            f"{results}: {task}: field configs.{task}.metadata.{field}: not {what}: the task's metric set cannot be "
+            f"built; read as a task no benchmark declares (found {value!r})"
+        )
     results.write_text(json.dumps(data))
-    value = recorded["facts"][field.removeprefix("facts.")]
-    said = (
-        f"{results}: {task}: field configs.{task}.metadata.{field}: not {what}: the task's metric set cannot be built; "
-        f"read as a task no benchmark declares (found {value!r})"
-    )
     report = run_cli("report", out, "--details")
     assert report.returncode == 0, report.stderr
-    assert f"- ⚠ org/model: malformed field: {said}" in report.stdout
+    assert all(f"- ⚠ org/model: malformed field: {line}" in report.stdout for line in said), report.stdout
     proc = run_cli("export", out, "--format", "model-card", "--details")
     assert proc.returncode == 0, proc.stderr
-    assert f"  malformed field: {said}\n" in proc.stderr
+    assert all(f"  malformed field: {line}\n" in proc.stderr for line in said), proc.stderr
