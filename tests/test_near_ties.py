@@ -213,6 +213,22 @@ def test_gest_marks_a_template_whose_two_words_lie_within_the_agreement_with_not
     assert task.item(doc, [(-2.0, False), (-2.0025, False), (-3.0, False), (-4.0, False)])[NEAR_TIE] is False
 
 
+def test_gest_g_s_moves_by_at_most_a_factor_exp_4_agreement_over_ln_10_between_backends():
+    """What docs/RUNNING.md says of a continuous headline: every GEST score (log10 P(male) - log10 P(female)) moves by
+    at most 2 x the agreement / ln 10, so g_s = e^(masculine mean - feminine mean) by at most a factor
+    e^(4 x agreement / ln 10) (0.17%), reached where every masculine stereotype's scores rise and every feminine one's
+    fall."""
+    from lm_eval_stereo.tasks.gest.metrics import FEMALE_STEREOTYPES, STEREOTYPES, compute
+
+    items = [{"stereotype": s, "score": 0.05 * ((7 * s + k) % 11 - 5)} for s in STEREOTYPES for k in range(3)]
+    move = 2 * ENGINE_AGREEMENT_NATS / math.log(10)
+    worst = [{**item, "score": item["score"] + (-move if item["stereotype"] in FEMALE_STEREOTYPES else move)}
+             for item in items]  # fmt: skip
+    factor = compute(worst)["gs"] / compute(items)["gs"]
+    assert factor == pytest.approx(math.exp(4 * ENGINE_AGREEMENT_NATS / math.log(10)), rel=1e-12)
+    assert 1.0017 < factor < 1.0018
+
+
 # --------------------------------------------------------------------------------------------- through lm_eval
 
 TASKS = ("stereoset_multi_en", "gest_en")
