@@ -22,6 +22,8 @@ from lm_eval_runner import LmEvalRun, run_lm_eval
 from lm_eval_stereo.core import near_ties
 from lm_eval_stereo.core.near_ties import ALTERNATIVES, ENGINE_AGREEMENT_NATS, NEAR_TIE
 from lm_eval_stereo.report import build_report, render_markdown, report_json
+from lm_eval_stereo.results.run import load_run
+from lm_eval_stereo.tasks.lm_eval_bias.offline_tasks import write_offline_tasks
 from lm_eval_stereo.tasks.stereoset_multi import metrics as stereoset
 
 #: the parity tests' per-request tolerances between backends (tests/test_vllm.py, tests/test_vllm_prefix.py: vLLM,
@@ -232,6 +234,8 @@ def test_gest_g_s_moves_by_at_most_a_factor_exp_4_agreement_over_ln_10_between_b
 # --------------------------------------------------------------------------------------------- through lm_eval
 
 TASKS = ("stereoset_multi_en", "gest_en")
+#: lm_eval's own tasks the plugin's readers declare (their results stay lm_eval's; the report counts their near ties)
+LM_EVAL_TASKS = ("crows_pairs_english", "esbbq_age")
 #: the factor the final layer norm is scaled by: next-token log-probabilities within about 1e-3 of each other
 FLATTEN = 0.01
 
@@ -255,9 +259,11 @@ def flat_causal(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 
 @pytest.fixture(scope="module")
 def run(flat_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> LmEvalRun:
+    offline = tmp_path_factory.mktemp("offline_tasks")
+    write_offline_tasks(offline)
     result = run_lm_eval(
-        ["--model", "hf", "--model_args", f"pretrained={flat_causal},dtype=float32", "--tasks", ",".join(TASKS),
-         "--limit", "12", "--log_samples"],
+        ["--model", "hf", "--model_args", f"pretrained={flat_causal},dtype=float32", "--tasks",
+         ",".join((*TASKS, *LM_EVAL_TASKS)), "--include_path", str(offline), "--limit", "12", "--log_samples"],
         tmp_path_factory.mktemp("near_ties"),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
@@ -334,7 +340,10 @@ def test_the_report_says_beside_ss_what_another_backend_could_give(run):
         "near_ties, not re-scored"
     )
     assert message in markdown
-    assert "near ties: 1 task whose headline another backend could move" in markdown
+    meaning = "whose headline another backend could move"
+    (grouped,) = [line for line in markdown.splitlines() if line.startswith("- ⚠") and meaning in line]
+    assert " near ties: " in grouped and "stereoset_multi_en" in grouped
+    assert "gest_en" not in grouped  # its near ties move no headline
     (cell,) = report_json(report)["tasks"]["stereoset_multi_en"].values()
     assert f"{low:.1f} to {high:.1f} on another backend ({count} near ties)" in cell["metrics"]["ss"]["caveats"]
     (gest,) = report_json(report)["tasks"]["gest_en"].values()
@@ -344,3 +353,39 @@ def test_the_report_says_beside_ss_what_another_backend_could_give(run):
     at = next(index for index, cells in enumerate(lines) if "near_ties" in cells)
     row = lines[at + 2]  # the header, its rule, the model's row: the count in the task's table
     assert row[lines[at].index("near_ties")] == str(run.metric("gest_en", "near_ties"))
+
+
+def test_lm_evals_own_tasks_keep_lm_evals_results_and_the_report_counts_their_near_ties(run):
+    """CrowS-Pairs (two sentences) and EsBBQ (eleven options, the unknown ones booked as one answer): lm_eval's results
+    hold no near-tie field (lm_eval's own numbers, unchanged); the reader counts the near ties from the logged
+    log-likelihoods and gives each headline its range, pct_stereotype's exactly as every near-tie pair judged either
+    way."""
+    for task in LM_EVAL_TASKS:
+        assert not any("near_tie" in key for key in run.results["results"][task]), task
+    (path,) = run.output_dir.rglob("results_*.json")
+    loaded = load_run(path)
+    crows = loaded.values("crows_pairs_english")
+    pairs = [[float(answer[0][0]) for answer in sample["resps"]] for sample in run.samples["crows_pairs_english"]]
+    tied = [abs(more - less) <= 2 * ENGINE_AGREEMENT_NATS for more, less in pairs]
+    assert 0 < sum(tied) < len(pairs) and crows["near_ties"] == sum(tied)
+    stereotyped = [float(more > less) for more, less in pairs]
+    low = (sum(stereotyped) - sum(s for s, tie in zip(stereotyped, tied) if tie)) / len(pairs)
+    high = (sum(stereotyped) + sum(1 - s for s, tie in zip(stereotyped, tied) if tie)) / len(pairs)
+    assert crows["pct_stereotype"] == pytest.approx(sum(stereotyped) / len(pairs))  # lm_eval's, unchanged
+    assert (crows["pct_stereotype_near_tie_low"], crows["pct_stereotype_near_tie_high"]) == (
+        pytest.approx(low),
+        pytest.approx(high),
+    )
+    esbbq = loaded.values("esbbq_age")
+    found = 0
+    for sample in run.samples["esbbq_age"]:
+        lls = [float(answer[0][0]) for answer in sample["resps"]]
+        chosen = min(lls.index(max(lls)), 2)  # lm_eval's esbbq: every unknown wording is answer 2
+        found += any(min(i, 2) != chosen and max(lls) - ll <= 2 * ENGINE_AGREEMENT_NATS for i, ll in enumerate(lls))
+    assert esbbq["near_ties"] == found
+    report = report_json(build_report([run.output_dir]))
+    (cell,) = report["tasks"]["crows_pairs_english"].values()
+    assert cell["counts"]["near_ties"] == sum(tied)
+    if low < high:
+        caveat = f"to {high:.3f} on another backend ({sum(tied)} near ties)"
+        assert any(caveat in text for text in cell["metrics"]["pct_stereotype"]["caveats"])

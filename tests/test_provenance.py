@@ -88,8 +88,10 @@ def merged_row(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> t
     out = tmp_path_factory.mktemp("merged_row")
     model_args = f"pretrained={tiny_causal},dtype=float32"
     prefix, plain = (
-        run_lm_eval(["--model", backend, "--model_args", model_args, "--tasks", task, "--limit", "4", "--log_samples"],
-                    out / backend)  # fmt: skip
+        run_lm_eval(
+            ["--model", backend, "--model_args", model_args, "--tasks", task, "--limit", "4", "--log_samples"],
+            out / backend,
+        )  # fmt: skip
         for backend, task in (("hf-prefix", STEREOSET), ("hf", "gest_en"))
     )
     assert prefix.returncode == 0 and plain.returncode == 0, (prefix.stderr[-2000:], plain.stderr[-2000:])

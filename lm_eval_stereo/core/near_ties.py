@@ -109,6 +109,17 @@ def count(items: Sequence[Mapping[str, Any]]) -> int:
     return sum(bool(item.get(NEAR_TIE)) for item in items)
 
 
+def fields(
+    summarize: Callable[[list[Mapping[str, Any]]], Mapping[str, Any]],
+    items: Sequence[Mapping[str, Any]],
+    headlines: Sequence[str],
+    values: Mapping[str, Any] | None = None,
+) -> dict[str, float]:
+    """The results fields of a comparison task (:func:`names`): :data:`NEAR_TIES` and each headline's range
+    (:func:`headline_ranges`)."""
+    return {NEAR_TIES: count(items), **headline_ranges(summarize, items, headlines, values)}
+
+
 def range_names(headline: str) -> tuple[str, str]:
     """``<headline>_near_tie_low``, ``<headline>_near_tie_high``."""
     low, high = RANGE_SUFFIXES

@@ -26,8 +26,8 @@ from lm_eval_stereo.core import options as task_options
 from lm_eval_stereo.core.extras import Extra
 from lm_eval_stereo.core.metrics import MetricSet, register_table
 from lm_eval_stereo.core.model_tokenizer import check_local_tokenizer
-from lm_eval_stereo.core.near_ties import NEAR_TIES, headline_ranges
-from lm_eval_stereo.core.near_ties import count as count_near_ties
+from lm_eval_stereo.core.near_ties import NEAR_TIES
+from lm_eval_stereo.core.near_ties import fields as near_tie_fields
 from lm_eval_stereo.core.near_ties import names as tie_names
 from lm_eval_stereo.core.near_ties import range_names as tie_range_names
 
@@ -50,9 +50,7 @@ class SharedSummary:
         """Every metric of the items (:meth:`MetricSet.compute`), with the near-tie fields where they are counted."""
         values = self.metric_set.compute(items)
         if self.near_ties:
-            headlines = self.metric_set.headlines
-            values[NEAR_TIES] = count_near_ties(items)
-            values.update(headline_ranges(self.metric_set.summarize, items, headlines, values))
+            values.update(near_tie_fields(self.metric_set.summarize, items, self.metric_set.headlines, values))
         return values
 
     @property
