@@ -87,9 +87,8 @@ def crows_pairs_near_ties(values: Mapping[str, Any], lls: Sequence[float]) -> di
     return near_ties.marked([{"values": flipped, "lls": [less, more]}])
 
 
-def bsc_items(samples: Sequence[Mapping[str, Any]], yaml: str) -> dict[str, dict[str, Any]]:
-    """EsBBQ/CaBBQ items by the key translations share (see the module docstring), with their near ties (lm_eval's
-    task YAML ``yaml``)."""
+def bsc_items(samples: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """EsBBQ/CaBBQ items by the key translations share (see the module docstring)."""
     seen: Counter[tuple[str, ...]] = Counter()
     items = {}
     for sample in sorted(samples, key=lambda sample: sample["doc_id"]):
@@ -97,23 +96,17 @@ def bsc_items(samples: Sequence[Mapping[str, Any]], yaml: str) -> dict[str, dict
         description = tuple(str(doc.get(field, "")) for field in ROW_FIELDS)
         key = "/".join((*description, f"{seen[description]:05d}"))
         seen[description] += 1
-        values = _values(sample)
-        item = {"key": key, "doc_id": sample["doc_id"], "values": values, "category": doc["category"]}
-        items[key] = item | choice_near_ties(sample, values, yaml)
+        items[key] = {"key": key, "doc_id": sample["doc_id"], "values": _values(sample), "category": doc["category"]}
     return items
 
 
-def bbq_items(samples: Sequence[Mapping[str, Any]], yaml: str) -> dict[str, dict[str, Any]]:
-    """BBQ items by category and example id; a multiple-choice task's with their near ties (lm_eval's task YAML
-    ``yaml``; a generation task's answers are texts, judged by no log-likelihood)."""
+def bbq_items(samples: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """BBQ items by category and example id."""
     items = {}
-    choice = not yaml.endswith("bbq_generate.yaml")
     for sample in samples:
         doc = sample["doc"]
         key = f"{doc['category']}/{int(doc['example_id']):06d}"
-        values = _values(sample)
-        item = {"key": key, "doc_id": sample["doc_id"], "values": values, "category": doc["category"]}
-        items[key] = item | (choice_near_ties(sample, values, yaml) if choice else {})
+        items[key] = {"key": key, "doc_id": sample["doc_id"], "values": _values(sample), "category": doc["category"]}
     return items
 
 
@@ -133,12 +126,16 @@ def crows_pairs_items(samples: Sequence[Mapping[str, Any]]) -> dict[str, dict[st
 
 
 def items(task: str, samples: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The items of lm_eval's task ``task`` from its logged samples, by key."""
-    if task.startswith(("esbbq", "cabbq")):
-        return bsc_items(samples, task_yaml(task))
+    """The items of lm_eval's task ``task`` from its logged samples, by key; a multiple-choice task's with their near
+    ties (:func:`choice_near_ties`; a generation task's answers are texts, judged by no log-likelihood)."""
     if task.startswith("crows_pairs"):
         return crows_pairs_items(samples)
-    return bbq_items(samples, task_yaml(task))
+    found = bsc_items(samples) if task.startswith(("esbbq", "cabbq")) else bbq_items(samples)
+    yaml = task_yaml(task)
+    if yaml.endswith("bbq_generate.yaml"):
+        return found
+    by_doc = {sample["doc_id"]: sample for sample in samples}
+    return {key: item | choice_near_ties(by_doc[item["doc_id"]], item["values"], yaml) for key, item in found.items()}
 
 
 def language(task: str) -> tuple[str, str] | None:
