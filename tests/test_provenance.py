@@ -130,3 +130,24 @@ def test_the_export_names_the_backend_of_each_record(merged_row, tmp_path: Path)
             scored[result["evaluation_result_id"]] = details["scored_by"]
             assert details["computed_by"].endswith(f"; scored by {details['scored_by']}")
     assert scored[f"{STEREOSET}/ss"] == "hf-prefix" and scored["gest_en/gs"] == "hf"
+
+
+def test_provenance_names_vllm_prefix_and_a_served_endpoint(tmp_path: Path) -> None:
+    """Backends the quick tier cannot start, from results files as lm_eval writes them: ``vllm-prefix`` by its name,
+    a served model by its backend and the endpoint it answered from."""
+    from test_report import with_ci, write_results
+
+    metrics = {**with_ci(60.0, 5, "lms"), **with_ci(52.0, 5, "ss"), "count": 100, "ties": 0}
+    write_results(tmp_path / "engine", "org/model", {STEREOSET: metrics}, backend="vllm-prefix")
+    served = write_results(tmp_path / "served", "org/served", {STEREOSET: metrics}, backend="local-completions")
+    data = json.loads(served.read_text())
+    endpoint = "http://127.0.0.1:8000/v1/completions"
+    data["config"]["model_args"] = f"model=org/served,base_url={endpoint}"
+    served.write_text(json.dumps(data))
+    found = {
+        model: cell["metrics"]["ss"]["provenance"]
+        for model, cell in report_json(build_report([tmp_path]))["tasks"][STEREOSET].items()
+    }
+    backends = sorted(provenance["backend"] for provenance in found.values())
+    assert backends == [f"local-completions at {endpoint}", "vllm-prefix"]
+    assert all(provenance["text"].endswith(f"; scored by {provenance['backend']}") for provenance in found.values())
