@@ -290,9 +290,27 @@ class Run:
     @property
     def identity(self) -> str:
         """The model that was evaluated: ``config.model`` (a backend that computes another's numbers, see
-        :data:`SAME_NUMBERS`, under that one's name) and every ``config.model_args`` entry, sorted."""
-        args = ",".join(f"{key}={value}" for key, value in sorted(self.model_args.items()))
-        return f"{SAME_NUMBERS.get(self.model, self.model)} {args}".strip()
+        :data:`SAME_NUMBERS`, under that one's name) and every ``config.model_args`` entry, sorted. It puts runs on
+        one row; :attr:`scored_by` names the backend that computed each run's numbers."""
+        return f"{SAME_NUMBERS.get(self.model, self.model)} {self._arguments_text()}".strip()
+
+    @property
+    def scored_by(self) -> str:
+        """The backend that computed the run's numbers, as the run recorded it (``hf-prefix``, ``vllm-prefix``,
+        ``local-completions``), and every ``config.model_args`` entry, sorted (a served model's endpoint among them,
+        ``base_url``): what the provenance names, where :attr:`identity` may name another backend that gives the same
+        numbers."""
+        return f"{self.model} {self._arguments_text()}".strip()
+
+    @property
+    def backend(self) -> str:
+        """The backend that computed the run's numbers (``config.model``), with the endpoint a served model answered
+        from (``base_url``): ``local-completions at http://127.0.0.1:8000/v1/completions``."""
+        endpoint = self.model_args.get("base_url")
+        return f"{self.model} at {endpoint}" if endpoint else self.model
+
+    def _arguments_text(self) -> str:
+        return ",".join(f"{key}={value}" for key, value in sorted(self.model_args.items()))
 
     @property
     def date(self) -> float:
