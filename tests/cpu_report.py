@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 
 import pytest
 from cpu_budget import ENV as BUDGET_ENV
-from cpu_budget import over_budget
+from cpu_budget import TIER_BUDGETS, over_budget
 from lm_eval_runner import fork_servers_cpu
 from model_server import servers_cpu
 from tiers import ENGINE
@@ -110,7 +110,7 @@ class CpuReport:
             write(f"{cost.cpu:8.1f} {cost.wall:8.1f} {cost.tests:5d}  {tier:<6}  {name}")
         for tier, engine in (("quick", False), (ENGINE, True)):
             total = sum(cost.cpu for cost in self.files.values() if cost.engine == engine)
-            write(f"{total:8.1f} CPU-seconds: the {tier} tier's files")
+            write(f"{total:8.1f} CPU-seconds: the {tier} tier's files (its budget: {TIER_BUDGETS[tier]:g})")
         for worker, seconds in sorted(self.outside.items()):
             write(f"{seconds:8.1f} CPU-seconds outside any test ({worker}: start-up, collection)")
         if self.over:
