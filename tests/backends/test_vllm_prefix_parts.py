@@ -1,21 +1,21 @@
 """``models/vllm_prefix.py`` without an engine (in the vLLM venv, which it imports: :mod:`vllm_prefix_parts`): the
 order requests are sent in, when an answer read from the cache is used and when it is re-sent, the block sizes the
 CPU takes, whether the engine arguments turn prefix caching off. The backend on an engine, against ``vllm`` and
-``hf``: ``tests/test_vllm_prefix.py``."""
+``hf``: ``tests/backends/test_vllm_prefix.py``."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
+from lm_eval_runner import TESTS
 from vllm_replicas import ENV, VLLM_BIN
 from vllm_tier import MARKS
 
 pytestmark = MARKS
-SCRIPT = Path(__file__).resolve().parents[1] / "vllm_prefix_parts.py"
+SCRIPT = TESTS / "vllm_prefix_parts.py"
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """``core/model_arguments.py`` on its own: the model arguments of the run being set up, held while its tasks are built
 and gone after, in every form lm_eval takes them; read by the options parser, which accepts each of them. Through
-``lm_eval``: ``tests/test_trust.py`` (a model argument on no list accepted, a misspelt option refused)."""
+``lm_eval``: ``tests/reliability/test_run_arguments_and_cache_files.py`` (a model argument on no list accepted, a misspelt option refused)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``core/served_answers.py`` on its own: what an OpenAI-compatible server's answer must be before lm_eval reads it.
 Each malformed answer is one that lm_eval 0.4.13 would read silently; the checks through ``lm_eval`` against a real
-server and the fault-injecting stand-in are in ``tests/test_served.py``."""
+server and the fault-injecting stand-in are in ``tests/backends/test_served.py``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """``core/window.py`` on its own: which requests are beyond a window, what is sent, how the answers come back marked
 and what the cache hook stores while they are scored. A model here is any object with ``max_length`` and lm_eval's
-``cache_hook``; the backends' own windows are checked through ``lm_eval`` (``tests/test_trust.py`` for ``hf``,
-``tests/test_vllm.py`` for ``vllm`` and ``vllm-prefix``, ``tests/test_hf_prefix.py``)."""
+``cache_hook``; the backends' own windows are checked through ``lm_eval`` (``tests/reliability/test_run_arguments_and_cache_files.py`` for ``hf``,
+``tests/backends/test_vllm.py`` for ``vllm`` and ``vllm-prefix``, ``tests/backends/test_hf_prefix.py``)."""
 
 from __future__ import annotations
 
