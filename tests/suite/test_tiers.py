@@ -25,6 +25,7 @@ SUITE = {
         pytest_plugins = ("cpu_report",)
         # this small suite's own budget: the quick tier's files share TOY_QUICK_BUDGET CPU-seconds
         cpu_budget.TIER_BUDGETS.update(quick=float(os.environ.get("TOY_QUICK_BUDGET", "1000")), engine=1000.0)
+        cpu_budget.MINIMUM_SHARE = 0.1
 
         def pytest_configure(config):
             config.addinivalue_line("markers", "engine: starts an engine")
@@ -108,7 +109,7 @@ def test_shares_are_a_files_own_or_an_equal_part_of_what_is_left(monkeypatch):
     import cpu_budget
 
     monkeypatch.setattr(cpu_budget, "TIER_BUDGETS", {"quick": 100.0, "engine": 50.0})
-    monkeypatch.setattr(cpu_budget, "SHARES", {"tests/big.py": 40.0, "tests/engine.py": 60.0})
+    monkeypatch.setattr(cpu_budget, "SHARES", {"quick": {"tests/big.py": 40.0}, "engine": {"tests/engine.py": 60.0}})
     files = {"tests/big.py": "quick", "tests/a.py": "quick", "tests/b.py": "quick", "tests/engine.py": "engine"}
     assert cpu_budget.shares(files) == {
         "tests/big.py": 40.0,
@@ -116,6 +117,13 @@ def test_shares_are_a_files_own_or_an_equal_part_of_what_is_left(monkeypatch):
         "tests/b.py": 30.0,
         "tests/engine.py": 60.0,
     }
+    # listed for the engine tier, run in the quick tier (make test-quick: its quick tests only): it shares what is left
+    assert cpu_budget.shares({"tests/engine.py": "quick", "tests/a.py": "quick"}) == {
+        "tests/engine.py": 50.0,
+        "tests/a.py": 50.0,
+    }
+    many = {f"tests/small_{n}.py": "engine" for n in range(40)}  # nothing left of the engine's budget: the minimum
+    assert set(cpu_budget.shares({**many, "tests/engine.py": "engine"}).values()) == {60.0, cpu_budget.MINIMUM_SHARE}
     figures_ = {"tests/big.py": (60.0, "quick"), "tests/a.py": (45.1, "quick"), "tests/b.py": (45.0, "quick"),
                 "tests/engine.py": (89.0, "engine")}  # fmt: skip
     assert cpu_budget.over_budget(figures_) == [
