@@ -10,7 +10,7 @@ for the same engine: the same model and engine arguments but for ``block_size`` 
 engine has vllm-prefix's, which lm_eval's ``vllm`` scoring skips) and a ``max_model_len`` no larger than the engine's
 (the backend's window is its own ``max_length``, which lm_eval and the plugin read; the engine takes the longer
 prompts it is never sent). A run that asks for another engine gets one of its own (one that cannot start ends the run
-as it would end a fresh ``lm_eval``). An engine start costs more CPU than a dozen runs of the tests' documents.
+as it would end a fresh ``lm_eval``).
 
 The backend holds the engine through :class:`SharedEngine`, whose ``llm_engine.engine_core`` is None, so that the
 plugin's shut-down of the engines a run started (when ``simple_evaluate`` returns) leaves the session's engine
