@@ -12,6 +12,12 @@ be checked before lm_eval opens the file is checked here (:func:`inspect`), with
   kept among the answers (:data:`OLD_RECORD_KEY`) is not read.
 
 A problem is a :class:`CacheFileError` whose message names the file, what is wrong and what to do.
+
+lm_eval reads and writes the answers through an :class:`AnswerCache` (installed by
+:mod:`lm_eval_stereo.hooks.answer_cache`): it never keeps an unanswered request, hands each answer it serves to the
+backend where the backend accounts for them, and keeps the answers of the plugin's view of a backend under keys of
+their own (:data:`PLUGIN_KEYS`, :mod:`lm_eval_stereo.models.router`), apart from lm_eval's answers to the same
+request: the two may differ (a cut text, a marked score).
 """
 
 from __future__ import annotations
@@ -20,6 +26,9 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from lm_eval_stereo.core.unanswered import Unanswered
 
 #: the table of lm_eval's answers (``sqlitedict``'s default table)
 ANSWERS_TABLE = "unnamed"
@@ -27,6 +36,8 @@ ANSWERS_TABLE = "unnamed"
 RECORD_TABLE = "lm_eval_stereo_answers_of"
 #: the key under which older plugins pickled their record among the answers
 OLD_RECORD_KEY = "lm_eval_stereo:answers_of"
+#: the prefix of the keys of the answers the plugin's view of a backend gave (lm_eval's own keys: a sha256 in hex)
+PLUGIN_KEYS = "lm_eval_stereo/"
 #: the first bytes of every SQLite 3 database
 SQLITE_HEADER = b"SQLite format 3\x00"
 #: seconds to wait for a database another process is writing
@@ -143,3 +154,36 @@ def differences(recorded: dict[str, str], ours: dict[str, str]) -> list[str]:
         for key in keys
         if recorded.get(key) != ours.get(key)
     ]
+
+
+class AnswerCache:
+    """lm_eval's request cache (a ``SqliteDict``) that never stores an unanswered request
+    (:class:`~lm_eval_stereo.core.unanswered.Unanswered`, so that a resumed run asks again), tells the backend
+    (``served``) of every answer it serves, and reads and writes its keys with ``prefix`` before them (the plugin's
+    view: :data:`PLUGIN_KEYS`)."""
+
+    def __init__(self, store: Any, served: Any = None, prefix: str = "") -> None:
+        self._store = store
+        self._served = served
+        self._prefix = prefix
+
+    @property
+    def store(self) -> Any:
+        """The ``SqliteDict`` it reads and writes."""
+        return self._store
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if not isinstance(value, Unanswered):
+            self._store[self._prefix + key] = value
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._store[self._prefix + key]
+        if self._served is not None:
+            self._served(value)
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self._prefix + key in self._store
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._store, attr)

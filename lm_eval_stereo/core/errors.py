@@ -1,6 +1,16 @@
-"""Exceptions raised by the data layer; each message says what went wrong and how to fix it."""
+"""Exceptions raised by the data layer, each message saying what went wrong and how to fix it, and :func:`fail`, the
+plugin's one-line end of a run."""
 
 from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+
+def fail(message: str) -> NoReturn:
+    """End the run with ``lm-eval-stereo: message`` on stderr, exit status 2 (the plugin's one-line errors)."""
+    sys.stderr.write(f"lm-eval-stereo: {message}\n")
+    raise SystemExit(2)
 
 
 class DataError(RuntimeError):

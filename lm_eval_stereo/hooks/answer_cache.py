@@ -5,7 +5,8 @@ lm_eval 0.4.13's ``CachingLM`` keys an answer by its request's strings only (``h
 database written by one backend answers another backend's run with the first one's numbers: ``hf`` and ``hf-prefix``
 differ wherever ``hf-prefix`` scores a reference's own tokens (:mod:`lm_eval_stereo.core.token_split`), two models or
 two dtypes of one model differ everywhere; and it opens any file it is given and unpickles what it reads there. This
-module wraps ``CachingLM.__init__`` (:func:`caching_init_wrapper`, installed by :func:`install`):
+module wraps ``CachingLM.__init__`` (:func:`caching_init_wrapper`), for every run with ``--use_cache`` (a cache never
+reused across backends: one of the changes the plugin makes to lm_eval's own tasks too):
 
 - the file is read as data before lm_eval opens it (:mod:`lm_eval_stereo.core.answer_record`, with ``sqlite3`` and
   JSON, no pickle): one that is no SQLite database, is damaged or truncated, holds other tables, or has a record of
@@ -18,25 +19,24 @@ module wraps ``CachingLM.__init__`` (:func:`caching_init_wrapper`, installed by 
   what to do (another ``--use_cache`` path). A database that holds answers but no record (written without the
   plugin, or by an older one) is refused to the plugin's own backends, whose answers differ from lm_eval's, and left
   to lm_eval's backends as lm_eval leaves it, with a warning that its answers are pickles (code);
-- the store ``CachingLM`` reads is an :class:`AnswerCache`: it never keeps a served model's unanswered request
-  (:class:`lm_eval_stereo.core.unanswered.Unanswered`, so that a resumed run asks again), and it hands every answer it
-  serves to the backend's ``served_from_cache`` method where the backend has one (``replay`` accounts for them).
+- the store ``CachingLM`` reads is an :class:`~lm_eval_stereo.core.answer_record.AnswerCache`: it never keeps an
+  unanswered request of the plugin's tasks (:class:`lm_eval_stereo.core.unanswered.Unanswered`, so that a resumed run
+  asks again; lm_eval's own backends never give one), and it hands every answer it serves to the backend's
+  ``served_from_cache`` method where the backend has one (``replay`` accounts for them).
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from lm_eval_stereo.core import answer_record, model_arguments
+from lm_eval_stereo.core.answer_record import AnswerCache
 from lm_eval_stereo.core.credentials import is_secret_name, redact_value
-from lm_eval_stereo.core.unanswered import Unanswered
-from lm_eval_stereo.hooks import fail, wrap
-
-#: the module prefix of the plugin's own backends
-PLUGIN_MODULES = "lm_eval_stereo."
+from lm_eval_stereo.core.errors import fail
+from lm_eval_stereo.models.view import PLUGIN_MODULES
 
 
 def backend_name(lm: Any) -> str:
@@ -159,51 +159,22 @@ def describe(facts: dict[str, str]) -> str:
     return f"--model {facts.get('model', '?')}" + (f" ({details})" if details else "")
 
 
-class AnswerCache:
-    """lm_eval's request cache (a ``SqliteDict``) that never stores a served model's unanswered request and tells the
-    backend (``served``) of every answer it serves."""
-
-    def __init__(self, store: Any, served: Any = None) -> None:
-        self._store = store
-        self._served = served
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        if not isinstance(value, Unanswered):
-            self._store[key] = value
-
-    def __getitem__(self, key: str) -> Any:
-        value = self._store[key]
-        if self._served is not None:
-            self._served(value)
-        return value
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._store
-
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(self._store, attr)
-
-
 def caching_init_wrapper(original: Any) -> Any:
     """``CachingLM.__init__`` that :func:`claim`\\ s its database for the run's backend and reads it through an
-    :class:`AnswerCache`."""
+    :class:`~lm_eval_stereo.core.answer_record.AnswerCache`."""
+    signature = inspect.signature(original)
 
     @functools.wraps(original)
-    def __init__(self: Any, lm: Any, cache_db: str, *args: Any, **kwargs: Any) -> None:
-        new = claim(str(cache_db), lm)
-        original(self, lm, cache_db, *args, **kwargs)
+    def __init__(*args: Any, **kwargs: Any) -> None:
+        bound = signature.bind(*args, **kwargs)
+        self, lm, cache_db = bound.arguments["self"], bound.arguments["lm"], str(bound.arguments["cache_db"])
+        new = claim(cache_db, lm)
+        original(*bound.args, **bound.kwargs)
         if new:
-            answer_record.write(str(cache_db), answers_of(lm))
+            answer_record.write(cache_db, answers_of(lm))
         self.dbdict = AnswerCache(self.dbdict, served=getattr(self.lm, "served_from_cache", None))
         hook = getattr(self.lm, "cache_hook", None)
         if hook is not None and getattr(hook, "dbdict", None) is not None:
             hook.dbdict = self.dbdict
 
-    __init__._lm_eval_stereo = True  # type: ignore[attr-defined]
     return __init__
-
-
-def install(module: ModuleType) -> None:
-    """Make ``--use_cache`` hold one backend's answers, checked as data before it is opened, and keep only answered
-    requests of served models (:func:`caching_init_wrapper`)."""
-    wrap(module.CachingLM, "__init__", caching_init_wrapper)

@@ -10,17 +10,16 @@ anywhere a path can reach.
 - ``EvaluationTracker.save_results_samples``: a ``/`` or ``\\`` in a task's name becomes ``__`` (as
   ``sanitize_model_name`` writes it) in the samples file's name, a file inside the run's folder.
 
-Every other name is left as lm_eval writes it.
+Every other name is left as lm_eval writes it. Files inside ``--output_path`` are one of the changes the plugin makes
+to lm_eval's own tasks too; lm_eval 0.4.13 has no extension point for where it writes.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import re
-from types import ModuleType
 from typing import Any
-
-from lm_eval_stereo.hooks import wrap
 
 #: a name of dots only, which a path reads as this folder or the one above it
 DOTS_ONLY = re.compile(r"\.+")
@@ -32,26 +31,21 @@ def model_folder_wrapper(original: Any) -> Any:
     """``sanitize_model_name`` whose name of dots only becomes underscores."""
 
     @functools.wraps(original)
-    def sanitize_model_name(model_name: str) -> str:
-        name = original(model_name)
+    def sanitize_model_name(*args: Any, **kwargs: Any) -> str:
+        name = original(*args, **kwargs)
         return "_" * len(name) if DOTS_ONLY.fullmatch(name) else name
 
-    sanitize_model_name._lm_eval_stereo = True  # type: ignore[attr-defined]
     return sanitize_model_name
 
 
 def samples_file_wrapper(original: Any) -> Any:
     """``save_results_samples`` whose task name has no path separator."""
+    signature = inspect.signature(original)
 
     @functools.wraps(original)
-    def save_results_samples(self: Any, task_name: str, samples: Any) -> Any:
-        return original(self, SEPARATORS.sub("__", str(task_name)), samples)
+    def save_results_samples(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        bound.arguments["task_name"] = SEPARATORS.sub("__", str(bound.arguments["task_name"]))
+        return original(*bound.args, **bound.kwargs)
 
-    save_results_samples._lm_eval_stereo = True  # type: ignore[attr-defined]
     return save_results_samples
-
-
-def install(module: ModuleType) -> None:
-    """Keep every file of a run inside ``--output_path``, whatever the model's and the tasks' names."""
-    wrap(module, "sanitize_model_name", model_folder_wrapper)
-    wrap(module.EvaluationTracker, "save_results_samples", samples_file_wrapper)

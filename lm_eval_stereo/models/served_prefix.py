@@ -24,9 +24,10 @@ from typing import Any
 
 from lm_eval.models.openai_completions import LocalCompletionsAPI
 
+from lm_eval_stereo.core.credentials import redact_url
+from lm_eval_stereo.core.errors import fail
 from lm_eval_stereo.core.prefix_cache import RequestTasks, count_resent, reaches_continuation
-from lm_eval_stereo.hooks import fail
-from lm_eval_stereo.hooks.api_models import redact_url
+from lm_eval_stereo.models.served_mixin import CompletionsMixin
 from lm_eval_stereo.vllm_plugin import OPT_IN
 
 eval_logger = logging.getLogger(__name__)
@@ -77,8 +78,9 @@ def usable(output: Any, context_length: int) -> bool:
     return bool(values) and len(values) == len(tops) and all(v is not None and t for v, t in zip(values, tops))
 
 
-class LocalCompletionsPrefix(RequestTasks, LocalCompletionsAPI):
-    """``local-completions`` reading a vLLM server's prefix cache (see the module docstring)."""
+class LocalCompletionsPrefix(RequestTasks, CompletionsMixin, LocalCompletionsAPI):
+    """``local-completions`` reading a vLLM server's prefix cache (see the module docstring), with what the plugin's
+    view of ``local-completions`` does for every task it runs (:class:`~lm_eval_stereo.models.served_mixin.CompletionsMixin`)."""
 
     #: its per-task counts of re-sent requests go into the results (:mod:`lm_eval_stereo.core.prefix_cache`)
     RESENDS_REQUESTS = True
