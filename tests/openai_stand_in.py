@@ -1,8 +1,8 @@
-"""A stand-in for an OpenAI-compatible server on 127.0.0.1, for the answers no real server gives: it answers
-``/v1/completions`` (prompt log-probabilities with ``echo``, as vLLM does) and ``/v1/chat/completions`` like a
-well-behaved server, but for the one fault a test sets (:data:`FAULTS`). The tests use it only for those faults;
-everything a real server can show is tested against ``transformers serve`` or ``vllm serve`` (tests/test_served.py,
-tests/test_vllm.py).
+"""A stand-in for an OpenAI-compatible server on 127.0.0.1, for the answers no real server gives, or none gives on
+demand: it answers ``/v1/completions`` (prompt log-probabilities with ``echo``, as vLLM does; a text for a generation
+request) and ``/v1/chat/completions`` like a well-behaved server, but for the one fault a test sets (:data:`FAULTS`).
+The tests use it only for those faults; everything a real server can show is tested against ``transformers serve``
+or ``vllm serve`` (tests/test_served.py, tests/test_vllm.py).
 
 A prompt's log-probabilities are a function of its tokens (:func:`token_logprob`), so that a test can compute what a
 well-formed answer scores.
@@ -30,9 +30,14 @@ FAULTS = {
     "suffix": "every answer names the model asked for with '-2024-08-06' after it (as OpenAI's API names versions)",
     "empty_choices": "chat: an answer with an empty choices list",
     "length": "chat: every answer cut at the token limit (finish_reason 'length')",
+    "returns_stop": "generation: the text holds the request's first stop string and more after it (as transformers "
+    "serve returns it), and names the request's seed (as a server that honours seed samples)",
+    "http_500": "every generation request answered HTTP 500 (a server failing every retry)",
 }
-#: the text of every chat answer
+#: the text of every generation answer (but under ``returns_stop``: :meth:`StandIn.generated`)
 CHAT_TEXT = "Ja."
+#: what follows the stop string in a ``returns_stop`` answer
+AFTER_STOP = "und mehr"
 #: the log-probability of the token generated after an echoed prompt
 GENERATED_LOGPROB = -0.5
 
@@ -60,10 +65,30 @@ class StandIn:
             return "other-model"
         return f"{asked}-2024-08-06" if self.fault == "suffix" else asked
 
+    def generated(self, body: dict) -> str:
+        """The text of a generation answer: :data:`CHAT_TEXT`, or under ``returns_stop`` ``Ja <seed>.``, the request's
+        first stop string (a newline where it sends none) and :data:`AFTER_STOP`."""
+        if self.fault != "returns_stop":
+            return CHAT_TEXT
+        stop = (body.get("stop") or ["\n"])[0]
+        return f"Ja {body.get('seed')}.{stop}{AFTER_STOP}"
+
     def completion(self, body: dict) -> dict:
-        """An echoed prompt's log-probabilities and one generated token, per prompt (token ids or a text)."""
+        """An echoed prompt's log-probabilities and one generated token, per prompt (token ids or a text); a
+        generation request's text (:meth:`generated`) per prompt."""
         prompts = body["prompt"]
         prompts = prompts if isinstance(prompts, list) and prompts and isinstance(prompts[0], list) else [prompts]
+        if not body.get("echo"):
+            choices = [
+                {"index": index, "text": self.generated(body), "logprobs": None, "finish_reason": "stop"}
+                for index in range(len(prompts))
+            ]
+            return {
+                "id": "cmpl-0",
+                "object": "text_completion",
+                "model": self.model_name(body["model"]),
+                "choices": choices,
+            }
         choices = []
         for index, prompt in enumerate(prompts):
             tokens = prompt if isinstance(prompt, list) else str(prompt).split()
@@ -93,7 +118,7 @@ class StandIn:
         }
 
     def chat(self, body: dict) -> dict:
-        message = {"role": "assistant", "content": CHAT_TEXT}
+        message = {"role": "assistant", "content": self.generated(body)}
         finish = "length" if self.fault == "length" else "stop"
         choices = [] if self.fault == "empty_choices" else [{"index": 0, "message": message, "finish_reason": finish}]
         return {
@@ -127,7 +152,10 @@ def _handler(stand_in: StandIn) -> type[BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             stand_in.requests.append(body)
             path = self.path.split("?")[0]
-            if path.endswith("/chat/completions"):
+            generation = path.endswith("/chat/completions") or not body.get("echo")
+            if stand_in.fault == "http_500" and generation:
+                self.answer({"error": {"message": "stand-in: internal error", "code": 500}}, 500)
+            elif path.endswith("/chat/completions"):
                 self.answer(stand_in.chat(body))
             elif path.endswith("/completions"):
                 self.answer(stand_in.completion(body))
