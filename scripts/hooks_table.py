@@ -1,7 +1,7 @@
 """docs/ARCHITECTURE.md's table "What the plugin changes in lm_eval", generated from the start-up hook's one table
 (``lm_eval_stereo._autoload.HOOKS``): each target with the hook that changes it, whom it changes and what the plugin's
 tasks lose without it. ``python scripts/hooks_table.py`` rewrites it between its markers; ``--check`` exits 1 when it
-is stale (``tests/hooks/test_autoload.py``)."""
+is stale (``tests/hooks/test_hooks_autoload.py``)."""
 
 from __future__ import annotations
 

@@ -152,7 +152,7 @@ def _redacting_factory(factory: Callable[..., logging.LogRecord]) -> Callable[..
                 record.msg, record.args = redacted, None
         return record
 
-    make_record._lm_eval_stereo = True  # type: ignore[attr-defined]
+    make_record.redacts_credentials = True  # type: ignore[attr-defined]
     return make_record
 
 
@@ -163,7 +163,7 @@ def hidden(secrets: Iterable[str]) -> Iterator[None]:
     files as often as results are."""
     secrets = frozenset(secrets)
     factory = logging.getLogRecordFactory()
-    if secrets and not getattr(factory, "_lm_eval_stereo", False):
+    if secrets and not getattr(factory, "redacts_credentials", False):
         logging.setLogRecordFactory(_redacting_factory(factory))
     _HIDDEN.append(secrets)
     try:
