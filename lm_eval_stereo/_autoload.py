@@ -95,8 +95,8 @@ HOOKS: tuple[Hook, ...] = (
         "requests unanswered, served answers checked), the checks before the first request, their unanswered, "
         "cut_answers and requests_resent counts",
         "runs with the plugin's tasks: their requests go to the plugin's view of the backend, lm_eval's tasks' to the "
-        "backend as given; a run without them is lm_eval's (lm passed untouched); every run: its backend recorded "
-        "for the vLLM engine's shutdown",
+        "backend as given; a run without them on lm_eval's backends is lm_eval's (lm passed untouched); the plugin's "
+        "own backends count for every task; every run: its backend recorded for the vLLM engine's shutdown",
     ),
     Hook(
         "lm_eval.evaluator",

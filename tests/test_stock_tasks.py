@@ -3,7 +3,7 @@ lm_eval gives, whether the plugin is installed or off (``LM_EVAL_STEREO_AUTOLOAD
 plugin's tasks too.
 
 Compared: every value of the results file but its times, durations and the paths of its files
-(:data:`VOLATILE`); every field of every logged sample; the console table's rows. The tasks: small tasks of each
+(:data:`stock_tasks.VOLATILE`); every field of every logged sample; the console table's rows. The tasks: small tasks of each
 output type written as a user writes them (:mod:`stock_tasks`: multiple choice with a context longer than the model's
 window, greedy generation until a newline, rolling log-likelihood, sampled generation with ``repeats: 3``) and
 lm_eval's own ``bbq`` and ``crows_pairs_english`` on the offline mirror's rows
@@ -23,18 +23,14 @@ answered by the same backend: equal to the bit).
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
 from lm_eval_runner import LmEvalRun, run_lm_eval
-from stock_tasks import TASKS, write_stock_tasks
+from stock_tasks import BIAS_TASKS, OFF, TASKS, assert_stock, table_rows, write_stock_tasks
 
-from lm_eval_stereo._autoload import AUTOLOAD_ENV
 from lm_eval_stereo.tasks.lm_eval_bias.offline_tasks import write_offline_tasks
 
-#: lm_eval's own bias tasks of the comparison (their rows from the offline mirror)
-BIAS_TASKS = ("bbq", "crows_pairs_english")
 STOCK = (*TASKS, *BIAS_TASKS)
 #: the plugin's tasks of the mixed runs: a log-likelihood task, and a sampled generation (10 repeats of each prompt,
 #: until a newline)
@@ -42,66 +38,6 @@ PLUGIN_TASKS = ("gest_en", "stereotype_leakage_gen_en")
 SAMPLED_PLUGIN_TASK = "stereotype_leakage_gen_en"
 #: documents per task
 LIMIT = 4
-#: the results fields that differ between any two runs: times and durations
-VOLATILE = ("date", "start_time", "end_time", "total_evaluation_time_seconds")
-#: what else differs between two processes: the address in a function's repr (lm_eval writes a task's few-shot
-#: functions into its config as ``<function doc_to_choice at 0x7f...>``)
-ADDRESS = re.compile(r" at 0x[0-9a-f]+>")
-OFF = {AUTOLOAD_ENV: "0"}
-
-
-#: the parts of a results file kept per task
-PER_TASK = ("results", "configs", "versions", "n-shot", "higher_is_better", "n-samples", "task_hashes")
-
-
-def per_task(results: dict, tasks: tuple[str, ...]) -> str:
-    """The parts of a results file (:data:`PER_TASK`) that concern ``tasks``, as JSON without function addresses."""
-    parts = {part: {task: value for task, value in results.get(part, {}).items() if task in tasks} for part in PER_TASK}
-    return ADDRESS.sub(" at 0x...>", json.dumps(parts, sort_keys=True))
-
-
-def whole(results: dict) -> str:
-    """A results file as JSON without :data:`VOLATILE` fields and function addresses."""
-    kept = {key: value for key, value in results.items() if key not in VOLATILE}
-    return ADDRESS.sub(" at 0x...>", json.dumps(kept, sort_keys=True))
-
-
-def _cell(text: str) -> str | float:
-    """A table cell as its number where it is one: lm_eval's table writer gives every number of a column the
-    column's decimals, so a row beside other tasks' rows may print ``0`` as ``0.0000``."""
-    try:
-        number = float(text)
-    except ValueError:
-        return text
-    return text if number != number else number  # NaN as its text: equal to itself
-
-
-def table_rows(stdout: str, tasks: tuple[str, ...]) -> dict[str, list[list[str | float]]]:
-    """lm_eval's console table: per task of ``tasks``, its rows' cells (a task's metric rows follow its named row)."""
-    rows: dict[str, list[list[str | float]]] = {}
-    task = ""
-    for line in stdout.splitlines():
-        if not line.startswith("|") or set(line) <= {"|", "-", ":"}:
-            continue
-        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        task = cells[0].lstrip("- ").strip() or task
-        if task in tasks:
-            rows.setdefault(task, []).append([_cell(cell) for cell in cells[1:]])
-    return rows
-
-
-def assert_stock(run: LmEvalRun, stock: LmEvalRun, tasks: tuple[str, ...] = STOCK) -> None:
-    """``run``'s results, samples and console rows of ``tasks`` equal ``stock``'s (the plugin off)."""
-    assert run.returncode == 0 and stock.returncode == 0, run.stderr[-3000:] + stock.stderr[-3000:]
-    assert set(tasks) <= set(stock.results["results"])
-    if set(run.results["results"]) == set(stock.results["results"]):
-        assert whole(run.results) == whole(stock.results)
-    assert per_task(run.results, tasks) == per_task(stock.results, tasks)  # a mixed run: lm_eval's tasks' parts
-    for task in tasks:
-        assert run.samples[task] == stock.samples[task], task
-        assert not {"unanswered,none", "cut_answers,none", "truncated,none"} & set(run.results["results"][task])
-    rows = table_rows(stock.stdout, tasks)
-    assert set(rows) == set(tasks) and table_rows(run.stdout, tasks) == rows
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +66,7 @@ def hf_runs(tiny_causal: Path, include_path: Path, tmp_path_factory: pytest.Temp
 
 def test_hf_lm_eval_s_tasks_are_stock_lm_eval_s_with_the_plugin_installed(hf_runs):
     on, off = hf_runs["on"], hf_runs["off"]
-    assert_stock(on, off)
+    assert_stock(on, off, STOCK)
     assert on.stdout == off.stdout  # the whole console output, the table byte for byte
     mc = off.samples["stock_mc"]
     assert len(mc) == LIMIT and len(json.dumps(mc[1]["arguments"])) > 3000  # the context longer than the window
@@ -144,7 +80,7 @@ def test_hf_lm_eval_s_tasks_are_stock_beside_the_plugin_s_tasks(hf_runs):
     what stock lm_eval gives them alone: their requests go to the backend as given, first, in their order, with the
     random state a stock run has; the plugin's tasks get their own fields."""
     mixed = hf_runs["mixed"]
-    assert_stock(mixed, hf_runs["off"])
+    assert_stock(mixed, hf_runs["off"], STOCK)
     assert mixed.metric("gest_en", "count") == LIMIT
     assert all(mixed.metric(task, "truncated") == 0 for task in PLUGIN_TASKS)
     assert set(table_rows(mixed.stdout, PLUGIN_TASKS)) == set(PLUGIN_TASKS)

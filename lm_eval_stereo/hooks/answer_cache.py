@@ -36,7 +36,7 @@ from lm_eval_stereo.core import answer_record, model_arguments
 from lm_eval_stereo.core.answer_record import AnswerCache
 from lm_eval_stereo.core.credentials import is_secret_name, redact_value
 from lm_eval_stereo.core.errors import fail
-from lm_eval_stereo.models.view import PLUGIN_MODULES
+from lm_eval_stereo.models.view import is_plugin_backend
 
 
 def backend_name(lm: Any) -> str:
@@ -137,7 +137,7 @@ def claim(path: str, lm: Any) -> bool:
         return False
     if not found.answers:
         return True
-    if type(lm).__module__.startswith(PLUGIN_MODULES):
+    if is_plugin_backend(lm):
         fail(
             f"--use_cache: {path} holds answers that do not say which backend and model gave them (written without "
             f"lm-eval-stereo, or by an older one); this run is {describe(ours)}, whose answers may differ from "

@@ -3,7 +3,8 @@ requests and the backend that answers them, and its own backends cannot be re-re
 plugin's tasks get the plugin's view of the run's backend, and nothing else does.
 
 ``evaluate`` (:func:`evaluate_wrapper`), in a run that holds the plugin's tasks (tasks of its task class,
-:func:`lm_eval_stereo.models.router.is_plugin_task`); a run without any is lm_eval's, ``lm`` passed on untouched:
+:func:`lm_eval_stereo.models.router.is_plugin_task`); a run without any on one of lm_eval's backends is lm_eval's,
+``lm`` passed on untouched:
 
 - before the first request, the checks the plugin's tasks need, each ending the run in one line where lm_eval would
   fail later, deep inside, or never: an encoder-only model loaded by ``hf`` as a causal LM (scored with its
@@ -15,7 +16,8 @@ plugin's tasks get the plugin's view of the run's backend, and nothing else does
   tasks' requests to the backend as given;
 - after it, the plugin's per-task counts lm_eval has no field for are written into the plugin's tasks' results:
   ``unanswered`` and ``cut_answers`` (:mod:`lm_eval_stereo.core.unanswered`), ``requests_resent``
-  (:mod:`lm_eval_stereo.core.prefix_cache`).
+  (:mod:`lm_eval_stereo.core.prefix_cache`); on a backend of the plugin's own (``replay``, ``vllm-prefix``,
+  ``local-completions-prefix``: no stock lm_eval runs them), into every task's, whose requests are all the plugin's.
 
 In every run, the backend is recorded for the shutdown of the vLLM engines the run started
 (:mod:`lm_eval_stereo.core.engines`).
@@ -79,23 +81,29 @@ def evaluate_wrapper(original: Any) -> Any:
     def evaluate(*args: Any, **kwargs: Any) -> Any:
         from lm_eval_stereo.models.router import PluginRouter, backend_of, is_plugin_task
         from lm_eval_stereo.models.served_checks import check_served_run
+        from lm_eval_stereo.models.view import is_plugin_backend
 
         bound = signature.bind(*args, **kwargs)
         lm = bound.arguments["lm"]
-        engines.record(backend_of(lm))
-        ours = {name: task for name, task in _tasks(bound.arguments["task_dict"]).items() if is_plugin_task(task)}
-        if not ours:
+        backend = backend_of(lm)
+        engines.record(backend)
+        tasks = _tasks(bound.arguments["task_dict"])
+        ours = {name: task for name, task in tasks.items() if is_plugin_task(task)}
+        own = is_plugin_backend(backend)  # the plugin's own backend: every task's requests are the plugin's
+        if not ours and not own:
             return original(*bound.args, **bound.kwargs)
-        check_causal(backend_of(lm))
-        check_served_run(lm, ours)
+        if ours:
+            check_causal(backend)
+            check_served_run(lm, ours)
+            bound.arguments["lm"] = PluginRouter(lm, frozenset(ours))
         model = counting_model(lm)
         if model is not None:
             model.__dict__[COUNTS_ATTRIBUTE] = Counter()
         reset_resent_counts(lm)
-        bound.arguments["lm"] = PluginRouter(lm, frozenset(ours))
         results = original(*bound.args, **bound.kwargs)
-        add_unanswered_counts(lm, ours, results)
-        add_resent_counts(lm, ours, results)
+        counted = tasks if own else ours
+        add_unanswered_counts(lm, counted, results)
+        add_resent_counts(lm, counted, results)
         return results
 
     return evaluate

@@ -65,6 +65,11 @@ def _loaded(path: str) -> Any:
     return getattr(sys.modules[module], name, None) if module in sys.modules else None
 
 
+def is_plugin_backend(backend: Any) -> bool:
+    """Whether ``backend`` is one of the plugin's own (``hf-prefix``, ``replay``, ...): its own view, for every task."""
+    return type(backend).__module__.startswith(PLUGIN_MODULES)
+
+
 def mixin_for(cls: type) -> type | None:
     """The mixin of ``cls``'s view (:data:`MIXINS`), None where none is written for it."""
     for backend, mixin in MIXINS:
@@ -123,7 +128,8 @@ def view_class(cls: type) -> type | None:
                 f"({'; '.join(wrong)}): they lose {mixin.LOSES}"
             )
         else:
-            made = type(cls.__name__, (mixin, cls), {"__module__": __name__, "__doc__": cls.__doc__})
+            # named as lm_eval's class (in messages, and where it is written), the mixin's behaviour added
+            made = type(cls.__name__, (mixin, cls), {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
     _VIEW_CLASSES[cls] = made
     return made
 
