@@ -388,35 +388,6 @@ def test_unwritable_output_folder_stops_before_the_run(tiny_causal: Path, tmp_pa
     assert "Running loglikelihood requests" not in proc.stderr
 
 
-def test_unsupported_lm_eval_version_installs_no_hook_and_says_so_in_one_line(tmp_path: Path) -> None:
-    """An lm_eval outside the supported versions (a fake 0.4.11 whose modules the hooks know by name): one line, and
-    nothing of it changed, its task manager or its evaluator."""
-    fake = tmp_path / "fake"
-    (fake / "lm_eval" / "tasks").mkdir(parents=True)
-    (fake / "lm_eval" / "__init__.py").write_text("")
-    (fake / "lm_eval" / "tasks" / "__init__.py").write_text("")
-    (fake / "lm_eval" / "tasks" / "manager.py").write_text(
-        "class TaskManager:\n    def __init__(self, verbosity=None, include_path=None, include_defaults=True,"
-        " metadata=None):\n        self.include_path = include_path\n"
-    )
-    (fake / "lm_eval" / "evaluator.py").write_text("def evaluate(lm, task_dict, limit=None):\n    return 'stock'\n")
-    (fake / "lm_eval-0.4.11.dist-info").mkdir()
-    (fake / "lm_eval-0.4.11.dist-info" / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: lm_eval\nVersion: 0.4.11\n"
-    )
-    env = {**os.environ, "PYTHONPATH": f"{fake}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    probe = (
-        "import lm_eval.evaluator as e, lm_eval.tasks.manager as m; "
-        "print(m.TaskManager().include_path, e.evaluate.__module__, hasattr(e.evaluate, '_lm_eval_stereo'))"
-    )
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["None", "lm_eval.evaluator", "False"]
-    assert proc.stderr.count("\n") == 1 and proc.stderr.count("PluginHookWarning") == 1
-    assert "lm_eval 0.4.11 is not supported" in proc.stderr and "pip install 'lm-eval>=0.4.13,<0.5'" in proc.stderr
-    assert "none of the plugin's changes to lm_eval is installed" in proc.stderr
-
-
 def test_make_demo_checks_the_data_before_installing(tmp_path: Path) -> None:
     script = Path(__file__).resolve().parents[1] / "scripts" / "check_data.py"
     env = {**os.environ, "LM_EVAL_STEREO_DATA_DIR": str(tmp_path / "nowhere")}
