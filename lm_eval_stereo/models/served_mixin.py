@@ -373,8 +373,14 @@ class OpenAIMixin(ServedMixin):
                 continue
             texts += mark_cut(super().parse_generations(outputs=answer, **kwargs), choices)  # type: ignore[misc]
         stops = self.__dict__.get(STOP_STRINGS, [])
-        return [placeholder() if text is None else text if isinstance(text, Unanswered) else cut_at_stops(text, stops)
-                for text in texts]  # fmt: skip
+        return [self._text(text, stops) for text in texts]
+
+    @staticmethod
+    def _text(text: str | None, stops: list[str]) -> str:
+        """One read text as the plugin's tasks get it: a null content unanswered, the rest cut at ``stops``."""
+        if text is None:
+            return placeholder()
+        return text if isinstance(text, Unanswered) else cut_at_stops(text, stops)
 
 
 class ChatMixin(OpenAIMixin):

@@ -82,7 +82,8 @@ def mixin_for(cls: type) -> type | None:
 
 def _unbound(parameters: str) -> str:
     """``parameters`` without a leading ``self``."""
-    return parameters.removeprefix("self, ").removeprefix("self") if parameters.startswith("self") else parameters
+    names = parameters.split(", ")
+    return ", ".join(names[1:] if names[0] == "self" else names)
 
 
 def expected_overrides(mixin: type) -> dict[str, str]:
