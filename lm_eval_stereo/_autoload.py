@@ -161,9 +161,20 @@ HOOKS: tuple[Hook, ...] = (
         "lm_eval.loggers.evaluation_tracker.EvaluationTracker.save_results_samples",
         "self, task_name, samples",
         "evaluation_tracker:samples_file_wrapper",
-        "a task name with a path separator writes its samples outside --output_path",
+        "a task name with a path separator writes its samples outside --output_path; samples written whole (a full "
+        "disk cuts them after a few items, exit status 0)",
         "every run: a / or \\ in a task's name becomes __ in its samples file's name; other names as lm_eval writes "
-        "them",
+        "them; the file written whole or not at all, a failed write one line naming it (exit status 2)",
+    ),
+    Hook(
+        "lm_eval.loggers.evaluation_tracker",
+        "lm_eval.loggers.evaluation_tracker.EvaluationTracker.save_results_aggregated",
+        "self, results, samples",
+        "evaluation_tracker:results_file_wrapper",
+        "a results file written whole (a full disk leaves half of one, an --output_path turned read-only none, "
+        "exit status 0)",
+        "every run: the file written whole or not at all, a failed write one line naming it and the reason (exit "
+        "status 2, after the table)",
     ),
     *(
         Hook(

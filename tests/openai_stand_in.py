@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -49,11 +50,31 @@ def token_logprob(token: Any) -> float:
 
 @dataclass
 class StandIn:
-    """The running stand-in: its base URL, the fault in force (None: none) and the request bodies received."""
+    """The running stand-in: its base URL, the fault in force (None: none), the request bodies received and their
+    headers, and a gate that holds every request until it is open (:meth:`hold`, :meth:`release`)."""
 
     base: str
     fault: str | None = None
     requests: list[dict] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    gate: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        self.gate.set()
+
+    def hold(self) -> None:
+        """Hold every request from now on, unanswered, until :meth:`release`."""
+        self.gate.clear()
+
+    def release(self) -> None:
+        self.gate.set()
+
+    def wait_for_request(self, timeout: float) -> bool:
+        """Whether a request came within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while not self.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return bool(self.requests)
 
     def set_fault(self, fault: str | None) -> None:
         if fault is not None and fault not in FAULTS:
@@ -151,6 +172,8 @@ def _handler(stand_in: StandIn) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802 (http.server's name)
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             stand_in.requests.append(body)
+            stand_in.headers.append(dict(self.headers.items()))
+            stand_in.gate.wait()
             path = self.path.split("?")[0]
             generation = path.endswith("/chat/completions") or not body.get("echo")
             if stand_in.fault == "http_500" and generation:

@@ -8,8 +8,11 @@ be checked before lm_eval opens the file is checked here (:func:`inspect`), with
 - that it is an SQLite database (its 16-byte header), whole (``PRAGMA quick_check``), and lm_eval's answer cache (no
   table but ``unnamed`` and :data:`RECORD_TABLE`);
 - whose answers it holds: the plugin's record (:func:`write`), a JSON object of texts in a table of its own
-  (:data:`RECORD_TABLE`), never a pickle; a record of another shape is refused, and the pickled record older plugins
-  kept among the answers (:data:`OLD_RECORD_KEY`) is not read.
+  (:data:`RECORD_TABLE`), never a pickle, naming the backend under :data:`BACKEND` beside the model arguments (an API
+  model's own ``model=`` among them); a record of another shape is refused, and the pickled record older plugins
+  kept among the answers (:data:`OLD_RECORD_KEY`) is not read. A record of an earlier version named the backend
+  ``model``, where an API model's ``model=`` argument replaced it: it is compared in that form
+  (:func:`differences`).
 
 A problem is a :class:`CacheFileError` whose message names the file, what is wrong and what to do.
 
@@ -28,12 +31,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lm_eval_stereo.core.answer_cache_faults import writing
 from lm_eval_stereo.core.unanswered import Unanswered
 
 #: the table of lm_eval's answers (``sqlitedict``'s default table)
 ANSWERS_TABLE = "unnamed"
 #: the plugin's table of one row: the JSON record of whose answers the file holds
 RECORD_TABLE = "lm_eval_stereo_answers_of"
+#: the record's fact naming the backend (``--model``)
+BACKEND = "backend"
+#: the fact that named the backend in the records of earlier versions (now an API model's ``model=`` argument)
+EARLIER_BACKEND = "model"
 #: the key under which older plugins pickled their record among the answers
 OLD_RECORD_KEY = "lm_eval_stereo:answers_of"
 #: the prefix of the keys of the answers the plugin's view of a backend gave (lm_eval's own keys: a sha256 in hex)
@@ -73,8 +81,10 @@ def _record(path: str, rows: list[tuple]) -> dict[str, str]:
         record = json.loads(rows[0][0])
     except (TypeError, ValueError):
         record = None
-    if not isinstance(record, dict) or not all(isinstance(v, str) for v in record.values()) or "model" not in record:
-        raise _refuse(path, "has a record of whose answers it holds that is no JSON object of texts naming the model")
+    if not isinstance(record, dict) or not all(isinstance(v, str) for v in record.values()):
+        record = None
+    if record is None or not ({BACKEND, EARLIER_BACKEND} & record.keys()):
+        raise _refuse(path, "has a record of whose answers it holds that is no JSON object of texts naming the backend")
     return record
 
 
@@ -146,9 +156,19 @@ def folder_fingerprint(folder: Path) -> str:
     return f"files-sha256:{digest.hexdigest()[:16]}"
 
 
+def earlier_form(facts: dict[str, str]) -> dict[str, str]:
+    """``facts`` as an earlier version recorded them: the backend under :data:`EARLIER_BACKEND`, which a model argument
+    of that name replaced."""
+    rest = {key: value for key, value in facts.items() if key != BACKEND}
+    return {EARLIER_BACKEND: facts.get(BACKEND, "?"), **rest}
+
+
 def differences(recorded: dict[str, str], ours: dict[str, str]) -> list[str]:
-    """``key=theirs (this run: ours)`` for every fact of two records that differs, the backend first."""
-    keys = sorted(set(recorded) | set(ours), key=lambda key: (key != "model", key))
+    """``key=theirs (this run: ours)`` for every fact of two records that differs, the backend first (a record of an
+    earlier version, without :data:`BACKEND`, compared with :func:`earlier_form` of ours)."""
+    if BACKEND not in recorded:
+        ours = earlier_form(ours)
+    keys = sorted(set(recorded) | set(ours), key=lambda key: (key not in (BACKEND, EARLIER_BACKEND), key))
     return [
         f"{key}={recorded.get(key, '(not set)')} (this run: {ours.get(key, '(not set)')})"
         for key in keys
@@ -159,8 +179,9 @@ def differences(recorded: dict[str, str], ours: dict[str, str]) -> list[str]:
 class AnswerCache:
     """lm_eval's request cache (a ``SqliteDict``) that never stores an unanswered request
     (:class:`~lm_eval_stereo.core.unanswered.Unanswered`, so that a resumed run asks again), tells the backend
-    (``served``) of every answer it serves, and reads and writes its keys with ``prefix`` before them (the plugin's
-    view: :data:`PLUGIN_KEYS`)."""
+    (``served``) of every answer it serves, reads and writes its keys with ``prefix`` before them (the plugin's
+    view: :data:`PLUGIN_KEYS`), and names its file in the one line that ends the run where an answer cannot be
+    stored (:mod:`lm_eval_stereo.core.answer_cache_faults`)."""
 
     def __init__(self, store: Any, served: Any = None, prefix: str = "") -> None:
         self._store = store
@@ -174,7 +195,13 @@ class AnswerCache:
 
     def __setitem__(self, key: str, value: Any) -> None:
         if not isinstance(value, Unanswered):
-            self._store[self._prefix + key] = value
+            with writing(self._store):
+                self._store[self._prefix + key] = value
+
+    def commit(self, blocking: bool = True) -> None:
+        """Hand what was stored to the file (lm_eval's ``CachingLM`` calls it after each request type)."""
+        with writing(self._store):
+            self._store.commit(blocking=blocking)
 
     def __getitem__(self, key: str) -> Any:
         value = self._store[self._prefix + key]

@@ -13,6 +13,13 @@ def fail(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
+class RunStop(BaseException):
+    """A problem found while a run works that ends it in one line (:func:`fail`, where lm_eval's command line ran it;
+    the message is that line): a :class:`BaseException`, as :class:`SystemExit` is, so that no retry loop (lm_eval's
+    API models', tenacity's, the plugin's served backends') takes it for a failed request and asks again, and no
+    handler of lm_eval's that logs and goes on (``except Exception``) swallows it."""
+
+
 class DataError(RuntimeError):
     """Base class of every data problem the plugin reports to the user."""
 

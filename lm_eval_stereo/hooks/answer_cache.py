@@ -19,6 +19,9 @@ reused across backends: one of the changes the plugin makes to lm_eval's own tas
   what to do (another ``--use_cache`` path). A database that holds answers but no record (written without the
   plugin, or by an older one) is refused to the plugin's own backends, whose answers differ from lm_eval's, and left
   to lm_eval's backends as lm_eval leaves it, with a warning that its answers are pickles (code);
+- a file that cannot be opened or written (a read-only folder, a full disk) stops the run in one line naming it,
+  before the first request or at the answer that could not be stored, the answers stored before kept for the run
+  that resumes (:mod:`lm_eval_stereo.core.answer_cache_faults`);
 - the store ``CachingLM`` reads is an :class:`~lm_eval_stereo.core.answer_record.AnswerCache`: it never keeps an
   unanswered request of the plugin's tasks (:class:`lm_eval_stereo.core.unanswered.Unanswered`, so that a resumed run
   asks again; lm_eval's own backends never give one), and it hands every answer it serves to the backend's
@@ -32,7 +35,7 @@ import inspect
 from pathlib import Path
 from typing import Any
 
-from lm_eval_stereo.core import answer_record, model_arguments
+from lm_eval_stereo.core import answer_cache_faults, answer_record, model_arguments
 from lm_eval_stereo.core.answer_record import AnswerCache
 from lm_eval_stereo.core.credentials import is_secret_name, redact_value
 from lm_eval_stereo.core.errors import fail
@@ -104,7 +107,7 @@ def answers_of(lm: Any) -> dict[str, str]:
     }
     own = getattr(lm, "answers_depend_on", None)
     found = own() if callable(own) else _effective(lm)
-    facts = {"model": backend_name(lm), **passed}
+    facts = {answer_record.BACKEND: backend_name(lm), **passed}
     for fact, value in found.items():
         if value is not None and (not isinstance(value, str) or value):
             facts[fact] = str(value).removeprefix("torch.")
@@ -155,8 +158,8 @@ def claim(path: str, lm: Any) -> bool:
 
 def describe(facts: dict[str, str]) -> str:
     """``--model hf (pretrained=..., dtype=...)``."""
-    details = ", ".join(f"{key}={value}" for key, value in facts.items() if key != "model")
-    return f"--model {facts.get('model', '?')}" + (f" ({details})" if details else "")
+    details = ", ".join(f"{key}={value}" for key, value in facts.items() if key != answer_record.BACKEND)
+    return f"--model {facts.get(answer_record.BACKEND, '?')}" + (f" ({details})" if details else "")
 
 
 def caching_init_wrapper(original: Any) -> Any:
@@ -169,6 +172,10 @@ def caching_init_wrapper(original: Any) -> Any:
         bound = signature.bind(*args, **kwargs)
         self, lm, cache_db = bound.arguments["self"], bound.arguments["lm"], str(bound.arguments["cache_db"])
         new = claim(cache_db, lm)
+        unwritable = answer_cache_faults.check_writable(cache_db, answer_record.LOCK_TIMEOUT)
+        if unwritable is not None:
+            fail(answer_cache_faults.unwritable_line(cache_db, unwritable))
+        answer_cache_faults.quiet_sqlitedict()
         original(*bound.args, **bound.kwargs)
         if new:
             answer_record.write(cache_db, answers_of(lm))

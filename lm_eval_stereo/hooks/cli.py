@@ -7,8 +7,10 @@ no credential and no trace may cross:
   in every log record (:func:`lm_eval_stereo.core.credentials.hidden`; no credential reaches a console: one of the
   changes the plugin makes to lm_eval's own tasks too); a run that ends in a problem the plugin names (a task's
   missing optional extra, an unknown or invalid task option such as a misspelt ``--metadata`` key, a data problem:
-  raised by the plugin's tasks only) or for lm_eval's API packages missing (lm_eval: an ``ImportError`` trace) ends in
-  one line saying it, exit status 2.
+  raised by the plugin's tasks only), for lm_eval's API packages missing (lm_eval: an ``ImportError`` trace) or for a
+  problem found while the run works (:class:`~lm_eval_stereo.core.errors.RunStop`: an answer cache that cannot be
+  written, a results or samples file lm_eval could not write whole: the run goes on to its table first) ends in one
+  line saying it, exit status 2.
 - ``lm_eval._cli.run``'s ``print`` (:func:`print_wrapper`): its summary line (the model arguments as given) and the
   results, printed with the credentials of the run in progress replaced.
 """
@@ -20,7 +22,8 @@ import inspect
 from typing import Any
 
 from lm_eval_stereo.core.credentials import hidden, hidden_secrets, redact_text, secrets_of
-from lm_eval_stereo.core.errors import fail
+from lm_eval_stereo.core.errors import RunStop, fail
+from lm_eval_stereo.core.lm_eval_files import run_files_checked
 
 
 def execute_wrapper(original: Any) -> Any:
@@ -33,12 +36,16 @@ def execute_wrapper(original: Any) -> Any:
         from lm_eval_stereo.core.errors import DataError, OptionError
         from lm_eval_stereo.core.extras import MissingExtraError
         from lm_eval_stereo.models.served_checks import check_api_packages
+        from lm_eval_stereo.models.served_mixin import close_progress_bars
 
         parsed = signature.bind(*args, **kwargs).arguments["args"]
         try:
-            with hidden(secrets_of(getattr(parsed, "model_args", None))):
+            with hidden(secrets_of(getattr(parsed, "model_args", None))), run_files_checked():
                 return original(*args, **kwargs)
         except (MissingExtraError, DataError, OptionError) as exc:
+            fail(str(exc))
+        except RunStop as exc:
+            close_progress_bars()
             fail(str(exc))
         except ImportError:
             check_api_packages(getattr(parsed, "model", None))
