@@ -140,6 +140,15 @@ HOOKS: tuple[Hook, ...] = (
         "API packages end in one line instead of a trace",
     ),
     Hook(
+        "lm_eval._cli.harness",
+        "lm_eval._cli.harness.HarnessCLI.parse_args",
+        "self",
+        "cli:parse_args_wrapper",
+        "credentials of the command line kept out of lm_eval's warnings while it parses it",
+        "every lm_eval command: the credentials of its command line replaced in the log records of its parsing (an "
+        "argument given twice: lm_eval's warning prints both values)",
+    ),
+    Hook(
         "lm_eval._cli.run",
         "lm_eval._cli.run.print",
         "*args, sep, end, file, flush",

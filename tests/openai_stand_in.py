@@ -34,6 +34,8 @@ FAULTS = {
     "returns_stop": "generation: the text holds the request's first stop string and more after it (as transformers "
     "serve returns it), and names the request's seed (as a server that honours seed samples)",
     "http_500": "every generation request answered HTTP 500 (a server failing every retry)",
+    "http_503_first": "every request of lm_eval's (token ids) answered HTTP 503 the first time it comes, then answered "
+    "(a server that sheds load and recovers before lm_eval's next try)",
 }
 #: the text of every generation answer (but under ``returns_stop``: :meth:`StandIn.generated`)
 CHAT_TEXT = "Ja."
@@ -57,7 +59,10 @@ class StandIn:
     fault: str | None = None
     requests: list[dict] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
     gate: threading.Event = field(default_factory=threading.Event)
+    #: the request bodies answered HTTP 503 once (``http_503_first``)
+    shed: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.gate.set()
@@ -150,6 +155,12 @@ class StandIn:
         }
 
 
+def _token_ids(body: dict) -> bool:
+    """Whether a completions request sends token ids (lm_eval's requests; the plugin's probe sends a text)."""
+    prompt = body.get("prompt")
+    return isinstance(prompt, list) and bool(prompt) and isinstance(prompt[0], (int, list))
+
+
 def _handler(stand_in: StandIn) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (http.server's name)
@@ -173,11 +184,16 @@ def _handler(stand_in: StandIn) -> type[BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             stand_in.requests.append(body)
             stand_in.headers.append(dict(self.headers.items()))
+            stand_in.paths.append(self.path)
             stand_in.gate.wait()
             path = self.path.split("?")[0]
             generation = path.endswith("/chat/completions") or not body.get("echo")
+            key = json.dumps(body, sort_keys=True)
             if stand_in.fault == "http_500" and generation:
                 self.answer({"error": {"message": "stand-in: internal error", "code": 500}}, 500)
+            elif stand_in.fault == "http_503_first" and _token_ids(body) and key not in stand_in.shed:
+                stand_in.shed.add(key)
+                self.answer({"error": {"message": "stand-in: overloaded", "code": 503}}, 503)
             elif path.endswith("/chat/completions"):
                 self.answer(stand_in.chat(body))
             elif path.endswith("/completions"):

@@ -3,8 +3,10 @@ that cannot go on ends. lm_eval 0.4.13's command line has no extension point; th
 (``lm-eval-stereo``, :mod:`lm_eval_stereo.cli_lm_eval`) adds its checks before lm_eval's, and changes here only what
 no credential and no trace may cross:
 
-- ``HarnessCLI.execute`` (:func:`execute_wrapper`): while it runs, the credentials of ``--model_args`` are replaced
-  in every log record (:func:`lm_eval_stereo.core.credentials.hidden`; no credential reaches a console: one of the
+- ``HarnessCLI.parse_args`` (:func:`parse_args_wrapper`): the credentials of the command line are replaced in the log
+  records it makes (its warning for an argument given twice prints both values);
+- ``HarnessCLI.execute`` (:func:`execute_wrapper`): while it runs, the credentials of ``--model_args``,
+  ``--metadata`` and the command line are replaced in every log record (:func:`lm_eval_stereo.core.credentials.hidden`; no credential reaches a console: one of the
   changes the plugin makes to lm_eval's own tasks too); a run that ends in a problem the plugin names (a task's
   missing optional extra, an unknown or invalid task option such as a misspelt ``--metadata`` key, a data problem:
   raised by the plugin's tasks only), for lm_eval's API packages missing (lm_eval: an ``ImportError`` trace) or for a
@@ -19,9 +21,10 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from typing import Any
 
-from lm_eval_stereo.core.credentials import hidden, hidden_secrets, redact_text, secrets_of
+from lm_eval_stereo.core.credentials import command_line_secrets, hidden, hidden_secrets, redact_text, secrets_of
 from lm_eval_stereo.core.errors import RunStop, fail
 from lm_eval_stereo.core.lm_eval_files import run_files_checked
 
@@ -39,8 +42,9 @@ def execute_wrapper(original: Any) -> Any:
         from lm_eval_stereo.models.served_mixin import close_progress_bars
 
         parsed = signature.bind(*args, **kwargs).arguments["args"]
+        given = secrets_of(getattr(parsed, "model_args", None)) | secrets_of(getattr(parsed, "metadata", None) or {})
         try:
-            with hidden(secrets_of(getattr(parsed, "model_args", None))), run_files_checked():
+            with hidden(given | command_line_secrets(sys.argv[1:])), run_files_checked():
                 return original(*args, **kwargs)
         except (MissingExtraError, DataError, OptionError) as exc:
             fail(str(exc))
@@ -52,6 +56,18 @@ def execute_wrapper(original: Any) -> Any:
             raise
 
     return execute
+
+
+def parse_args_wrapper(original: Any) -> Any:
+    """``HarnessCLI.parse_args`` with the credentials of the command line (:func:`command_line_secrets`) hidden from
+    the log records it makes: lm_eval's warning for an argument given twice ("Overwriting ...") prints both values."""
+
+    @functools.wraps(original)
+    def parse_args(*args: Any, **kwargs: Any) -> Any:
+        with hidden(command_line_secrets(sys.argv[1:])):
+            return original(*args, **kwargs)
+
+    return parse_args
 
 
 def print_wrapper(original: Any) -> Any:

@@ -20,15 +20,20 @@ plugin's tasks get the plugin's view of the run's backend, and nothing else does
   ``local-completions-prefix``: no stock lm_eval runs them), into every task's, whose requests are all the plugin's.
 
 In every run, the backend is recorded for the shutdown of the vLLM engines the run started
-(:mod:`lm_eval_stereo.core.engines`).
+(:mod:`lm_eval_stereo.core.engines`), the credentials it sends in its requests' headers are hidden from every log line,
+and a ``base_url`` whose credentials lm_eval cannot send (user info with ``num_concurrent`` above 1) stops the run in
+one line before its first request (:mod:`lm_eval_stereo.core.served_credentials`).
 
 ``simple_evaluate`` (:func:`simple_evaluate_wrapper`), in every run:
 
 - ``--model_args api_key=...`` (or ``auth_token``, ``token``, ``header``, a ``base_url`` with ``user:key@`` or a key in
-  its query) would reach ``config.model_args`` and every ``configs.<task>.metadata`` of the results file, and every
-  report made from it: they are redacted (:mod:`lm_eval_stereo.core.credentials`), and while it runs they are
-  replaced in every log record (its own "Initializing ... with arguments" line among them). No credential reaches a
-  file or a console: one of the changes the plugin makes to lm_eval's own tasks too;
+  its query), and a token inside ``--metadata`` (a judge's ``judge_model_args``), would reach ``config.model_args``,
+  every ``configs.<task>.metadata`` of the results file, every samples line, the console table and every report made
+  from them: they are redacted (:mod:`lm_eval_stereo.core.credentials`: the model arguments by name, then every text
+  of the results and samples by value), and while it runs they are replaced in every log record (its own
+  "Initializing ... with arguments" line among them), with the key the backend sends in its requests' headers
+  (``evaluate``: :mod:`lm_eval_stereo.core.served_credentials`). No credential reaches a file or a console: one of the
+  changes the plugin makes to lm_eval's own tasks too;
 - lm_eval merges the model arguments into every task's metadata, where no task can tell them from ``--metadata``
   options: the keys the caller passed are held while it builds the tasks (:mod:`lm_eval_stereo.core.model_arguments`),
   so every one of them is accepted as a model argument by the plugin's tasks (lm_eval's tasks do not read them);
@@ -49,8 +54,15 @@ import inspect
 from collections import Counter
 from typing import Any
 
-from lm_eval_stereo.core import engines, model_arguments
-from lm_eval_stereo.core.credentials import hidden, redact_mapping, redact_model_args, secrets_of
+from lm_eval_stereo.core import engines, model_arguments, served_credentials
+from lm_eval_stereo.core.credentials import (
+    hidden,
+    hidden_secrets,
+    redact_deep,
+    redact_mapping,
+    redact_model_args,
+    secrets_of,
+)
 from lm_eval_stereo.core.errors import fail
 from lm_eval_stereo.core.model_types import ENCODER_MODEL_TYPES, MASKED_LM_HINT
 from lm_eval_stereo.core.prefix_cache import add_resent_counts, reset_resent_counts
@@ -87,6 +99,9 @@ def evaluate_wrapper(original: Any) -> Any:
         lm = bound.arguments["lm"]
         backend = backend_of(lm)
         engines.record(backend)
+        stop = served_credentials.before_first_request(backend)
+        if stop is not None:
+            fail(stop)
         tasks = _tasks(bound.arguments["task_dict"])
         ours = {name: task for name, task in tasks.items() if is_plugin_task(task)}
         own = is_plugin_backend(backend)  # the plugin's own backend: every task's requests are the plugin's
@@ -176,7 +191,8 @@ def simple_evaluate_wrapper(original: Any) -> Any:
         built_here = isinstance(model, str)
         held = model_arguments.passing(given) if built_here else contextlib.nullcontext()
         started = engines.shut_down_engines_started_within() if built_here else contextlib.nullcontext()
-        with held, hidden(secrets_of(given)), started:
+        run_secrets = secrets_of(given) | secrets_of(bound.arguments.get("metadata") or {})
+        with held, hidden(run_secrets), started:
             try:
                 results = original(*bound.args, **bound.kwargs)
             except BaseException as exc:
@@ -185,6 +201,7 @@ def simple_evaluate_wrapper(original: Any) -> Any:
                     if isinstance(exc, Exception) and not isinstance(exc, ImportError):
                         _model_not_loaded(exc, model, given)
                 raise
+            results = redact_deep(results, hidden_secrets())
         if not isinstance(results, dict):
             return results
         config = results.get("config")
