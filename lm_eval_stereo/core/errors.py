@@ -26,6 +26,11 @@ class NoNetworkError(DataUnavailableError):
     fail the same way."""
 
 
+class CacheWriteError(DataUnavailableError):
+    """The download cache cannot hold a file (a full disk, a read-only folder): every other file would fail the same
+    way."""
+
+
 class ChecksumError(DataError):
     """A file's digest (sha256, or git blob id) differs from the pinned one; the file is never used."""
 
