@@ -34,6 +34,9 @@ FAULTS = {
     "returns_stop": "generation: the text holds the request's first stop string and more after it (as transformers "
     "serve returns it), and names the request's seed (as a server that honours seed samples)",
     "http_500": "every generation request answered HTTP 500 (a server failing every retry)",
+    "cache_after_opt_out": "every echoed answer says it read its whole prompt from the prefix cache "
+    "(usage.prompt_tokens_details.cached_tokens), whether the request opted in to it or not (a server that ignores "
+    "the opt-out)",
     "http_503_first": "every request of lm_eval's (token ids) answered HTTP 503 the first time it comes, then answered "
     "(a server that sheds load and recovers before lm_eval's next try)",
 }
@@ -136,12 +139,17 @@ class StandIn:
                     "finish_reason": "length",
                 }
             )
-        return {
+        answer = {
             "id": "cmpl-0",
             "object": "text_completion",
             "model": self.model_name(body["model"]),
             "choices": choices,
         }
+        if self.fault == "cache_after_opt_out":
+            sent = len(prompts[-1]) if isinstance(prompts[-1], list) else len(str(prompts[-1]).split())
+            details = {"cached_tokens": sent}  # vLLM reports the last prompt's
+            answer["usage"] = {"prompt_tokens": sent, "total_tokens": sent + 1, "prompt_tokens_details": details}
+        return answer
 
     def chat(self, body: dict) -> dict:
         message = {"role": "assistant", "content": self.generated(body)}
