@@ -220,3 +220,27 @@ def test_an_answer_cache_in_a_read_only_folder_stops_before_the_first_request(
     assert run.returncode == 2 and run.results == {}, run.stderr[-3000:]
     assert last_line(run) == f"lm-eval-stereo: --use_cache: {prefix}_rank0.db cannot be written ({reason}): {ADVICE}"
     assert "Traceback" not in run.stderr and "Running loglikelihood requests" not in run.stderr
+
+
+def test_concurrent_answers_to_a_cache_on_a_full_disk_end_in_one_line(disk: Disk, tiny_causal: Path, tmp_path: Path):
+    """Two requests at once (``local-completions``, ``num_concurrent=2``, against the stand-in: well-formed answers):
+    lm_eval stores each answer inside its retries, through asyncio; the first that cannot be stored ends the run, the
+    answers still in flight are not stored, and neither lm_eval ("retrying") nor asyncio (a task's exception "never
+    retrieved") adds a line after it."""
+    from openai_stand_in import serve_stand_in
+
+    needs_mount(disk)
+    prefix = disk.root / "cache" / "requests"
+    with serve_stand_in() as stand_in:
+        model_args = f"model=stand-in-model,base_url={stand_in.base}/v1/completions,tokenizer={tiny_causal}"
+        args = ["--model", "local-completions", "--model_args", f"{model_args},num_concurrent=2", "--tasks", TASK]
+        run_lm_eval([*args, "--limit", "1", "--use_cache", str(prefix)], tmp_path / "first")
+        disk.fill(leave=ROOM_FOR_A_FEW_ANSWERS)
+        run = run_lm_eval([*args, "--limit", str(MANY), "--use_cache", str(prefix)], tmp_path / "out", check=False)
+    cache = f"{prefix}_rank0.db"
+    assert run.returncode == 2 and run.results == {}, run.stderr[-3000:]
+    assert (
+        last_line(run) == f"lm-eval-stereo: --use_cache: {cache} cannot be written (database or disk is full): {ADVICE}"
+    )
+    for noise in ("Traceback", "retrying", "never retrieved", "sqlite3"):
+        assert noise not in run.stderr, noise

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from lm_eval_stereo.core.errors import RunStop
+from lm_eval_stereo.core.errors import RunStop, quiet_requests_in_flight
 
 #: what the user can do about a cache that cannot be written
 ADVICE = (
@@ -81,6 +81,7 @@ def writing(store: Any) -> Iterator[None]:
     try:
         yield
     except (OSError, sqlite3.Error) as exc:
+        quiet_requests_in_flight()
         raise AnswerCacheUnwritable(unwritable_line(str(getattr(store, "filename", "?")), _reason(exc))) from None
 
 

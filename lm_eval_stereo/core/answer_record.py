@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lm_eval_stereo.core.answer_cache_faults import writing
+from lm_eval_stereo.core.answer_cache_faults import AnswerCacheUnwritable, writing
 from lm_eval_stereo.core.unanswered import Unanswered
 
 #: the table of lm_eval's answers (``sqlitedict``'s default table)
@@ -187,6 +187,9 @@ class AnswerCache:
         self._store = store
         self._served = served
         self._prefix = prefix
+        #: an answer could not be stored: the run is ending, and the answers still coming (concurrent requests in
+        #: flight) are not stored, nor raise again
+        self._unwritable = False
 
     @property
     def store(self) -> Any:
@@ -194,9 +197,14 @@ class AnswerCache:
         return self._store
 
     def __setitem__(self, key: str, value: Any) -> None:
-        if not isinstance(value, Unanswered):
+        if isinstance(value, Unanswered) or self._unwritable:
+            return
+        try:
             with writing(self._store):
                 self._store[self._prefix + key] = value
+        except AnswerCacheUnwritable:
+            self._unwritable = True
+            raise
 
     def commit(self, blocking: bool = True) -> None:
         """Hand what was stored to the file (lm_eval's ``CachingLM`` calls it after each request type)."""

@@ -20,6 +20,14 @@ class RunStop(BaseException):
     handler of lm_eval's that logs and goes on (``except Exception``) swallows it."""
 
 
+def quiet_requests_in_flight() -> None:
+    """Silence lm_eval's API models' log as a :class:`RunStop` ends the run: each request still in flight would be
+    logged as failed and "retrying"."""
+    import logging
+
+    logging.getLogger("lm_eval.models.api_models").disabled = True
+
+
 class DataError(RuntimeError):
     """Base class of every data problem the plugin reports to the user."""
 

@@ -17,12 +17,11 @@ no further route skips the cache: the run stops in one line naming the endpoint
 
 from __future__ import annotations
 
-import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from lm_eval_stereo.core.errors import RunStop
+from lm_eval_stereo.core.errors import RunStop, quiet_requests_in_flight
 from lm_eval_stereo.core.unanswered import write_task_counts
 
 #: the per-task count of log-likelihood requests re-sent with the prefix cache skipped
@@ -54,7 +53,7 @@ def check_resent(
     for output, context_length in zip(outputs if isinstance(outputs, list) else [outputs], context_lengths):
         cached = cached_tokens(output)
         if cached is not None and reaches_continuation(cached, context_length):
-            logging.getLogger("lm_eval.models.api_models").disabled = True  # the requests in flight end with the run
+            quiet_requests_in_flight()
             raise CacheReadAfterOptOut(
                 f"{endpoint} answered a request re-sent without the prefix cache's opt-in from its prefix cache all the "
                 f"same ({cached} cached tokens, its context {context_length}): the continuation's log-probabilities "

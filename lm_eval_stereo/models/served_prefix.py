@@ -28,7 +28,13 @@ from lm_eval.models.openai_completions import LocalCompletionsAPI
 
 from lm_eval_stereo.core.credentials import redact_url
 from lm_eval_stereo.core.errors import fail
-from lm_eval_stereo.core.prefix_cache import RequestTasks, check_resent, count_resent, reaches_continuation
+from lm_eval_stereo.core.prefix_cache import (
+    CacheReadAfterOptOut,
+    RequestTasks,
+    check_resent,
+    count_resent,
+    reaches_continuation,
+)
 from lm_eval_stereo.models.served_mixin import CompletionsMixin
 from lm_eval_stereo.vllm_plugin import OPT_IN
 
@@ -97,6 +103,9 @@ class LocalCompletionsPrefix(RequestTasks, CompletionsMixin, LocalCompletionsAPI
         self._reads_cache: bool | None = None  # asked at the first log-likelihood request
         self._opt_in = False
         self._resending = False
+        #: a re-sent answer stopped the run: the answers still in flight are left unread (each raising in turn would
+        #: leave asyncio a "Task exception was never retrieved" trace to print at exit)
+        self._resent_refused = False
 
     def set_cache_hook(self, cache_hook: Any) -> None:
         super().set_cache_hook(_ResendsNotStored(cache_hook))
@@ -109,8 +118,14 @@ class LocalCompletionsPrefix(RequestTasks, CompletionsMixin, LocalCompletionsAPI
 
     def parse_logprobs(self, outputs: Any, tokens: Any = None, ctxlens: Any = None, **kwargs: Any) -> list:
         if not self._opt_in:
+            if self._resending and self._resent_refused:  # the run is ending: an answer still in flight is not read
+                return [Resend() for _ in ctxlens or []]
             if self._resending:
-                check_resent(outputs, ctxlens or [], cached_tokens, redact_url(str(self.base_url)))
+                try:
+                    check_resent(outputs, ctxlens or [], cached_tokens, redact_url(str(self.base_url)))
+                except CacheReadAfterOptOut:
+                    self._resent_refused = True
+                    raise
             return super().parse_logprobs(outputs=outputs, tokens=tokens, ctxlens=ctxlens, **kwargs)
         outputs = outputs if isinstance(outputs, list) else [outputs]
         answers = []
