@@ -38,4 +38,4 @@ def test_the_database_is_claimed_recorded_and_read_through_the_answer_cache(tmp_
     assert len(caching.dbdict.store) == 1  # the unanswered request is not kept
     with sqlite3.connect(path) as database:
         (record,) = database.execute(f"SELECT * FROM {RECORD_TABLE}").fetchall()
-    assert json.loads(record[-1])["model"].endswith("test_hooks_answer_cache.Echo")
+    assert json.loads(record[-1])["backend"].endswith("test_hooks_answer_cache.Echo")
