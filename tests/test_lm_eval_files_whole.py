@@ -244,3 +244,43 @@ def test_concurrent_answers_to_a_cache_on_a_full_disk_end_in_one_line(disk: Disk
     )
     for noise in ("Traceback", "retrying", "never retrieved", "sqlite3"):
         assert noise not in run.stderr, noise
+
+
+# --- in process: a caller of lm_eval's EvaluationTracker of its own ------------------------------------------------------
+
+
+def tracker_of(output_path: Path):
+    from lm_eval.loggers.evaluation_tracker import EvaluationTracker
+
+    tracker = EvaluationTracker(output_path=str(output_path))
+    tracker.general_config_tracker.log_experiment_args(
+        model_source="hf", model_args="pretrained=org/model", system_instruction=None, chat_template=None,
+        fewshot_as_multiturn=False,
+    )  # fmt: skip
+    return tracker
+
+
+SAMPLE = {"doc_id": 0, "doc": {}, "target": "", "arguments": [["a", "b"]], "resps": [], "filtered_resps": []}
+
+
+def test_samples_saved_twice_for_a_task_are_appended_as_lm_eval_appends_them(tmp_path: Path):
+    tracker = tracker_of(tmp_path)
+    tracker.save_results_aggregated(results={"results": {}}, samples=None)
+    for doc_id in (0, 1):
+        tracker.save_results_samples(task_name="t", samples=[{**SAMPLE, "doc_id": doc_id}])
+    [file] = list((tmp_path / "org__model").glob("samples_t_*.jsonl"))
+    assert [json.loads(line)["doc_id"] for line in file.read_text().splitlines()] == [0, 1]
+    assert sorted(path.name for path in tmp_path.rglob("*")) == sorted(
+        ["org__model", file.name, f"results_{tracker.date_id}.json"]
+    ), "no staging folder left"
+
+
+def test_a_caller_of_its_own_gets_the_failed_write_at_once(tmp_path: Path):
+    from lm_eval_stereo.core.whole_files import WriteError
+
+    (tmp_path / "org__model").write_text("a file where the model's folder goes")
+    tracker = tracker_of(tmp_path)
+    with pytest.raises(WriteError) as failed:
+        tracker.save_results_aggregated(results={"results": {}}, samples=None)
+    assert str(failed.value) == f"{tmp_path}/org__model/results_{tracker.date_id}.json: cannot be written (File exists)"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["org__model"]

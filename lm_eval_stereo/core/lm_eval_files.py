@@ -89,19 +89,30 @@ def _watched(stage: str, real: str) -> Iterator[_Caught]:
         logger.setLevel(level)
 
 
+#: the bytes read at a time where a samples file's lines are counted
+CHUNK = 1 << 20
+
+
+def _ended_lines(file: Path) -> tuple[int, bool]:
+    """The lines of ``file`` (read a chunk at a time: samples files grow with a task's documents), and whether its
+    last one is ended (an empty file's is)."""
+    count, last = 0, b"\n"
+    with open(file, "rb") as stream:
+        while chunk := stream.read(CHUNK):
+            count += chunk.count(b"\n")
+            last = chunk[-1:]
+    return count, last == b"\n"
+
+
 def _whole(file: Path, lines: int | None) -> bool:
     """Whether ``file`` was written whole: JSON (``lines`` None), or ``lines`` lines each ended."""
     try:
-        data = file.read_bytes()
-    except OSError:
+        if lines is None:
+            json.loads(file.read_bytes())
+            return True
+        return _ended_lines(file) == (lines, True)
+    except (OSError, ValueError):
         return False
-    if lines is None:
-        try:
-            json.loads(data)
-        except ValueError:
-            return False
-        return True
-    return data.count(b"\n") == lines and (not data or data.endswith(b"\n"))
 
 
 def _sync(file: Path) -> None:
@@ -171,7 +182,7 @@ def _carry_earlier(earlier: Path, stage_folder: Path) -> int:
     with contextlib.suppress(OSError):  # a copy that cannot be made is a file not whole, named as it
         stage_folder.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(earlier, stage_folder / earlier.name)
-    return earlier.read_bytes().count(b"\n")
+    return _ended_lines(earlier)[0]
 
 
 def results_name(output_path: Path, date_id: str) -> str:
