@@ -140,3 +140,23 @@ def test_base_url_user_info_with_concurrent_requests_stops_before_the_first_requ
         "or num_concurrent=1; no request was sent"
     )
     assert "Traceback" not in run.stderr and scanned(out, run.stdout, run.stderr) == {}
+
+
+def test_the_key_a_backend_sends_is_hidden_and_an_empty_one_hides_nothing(monkeypatch):
+    """lm_eval sends ``Bearer `` with nothing after it where ``OPENAI_API_KEY`` is not set: no word of it is a key
+    (hidden, "Bearer" would be replaced in every log line and results text)."""
+    from lm_eval.models.openai_completions import LocalCompletionsAPI
+
+    from lm_eval_stereo.core.served_credentials import request_secrets
+
+    def backend() -> LocalCompletionsAPI:
+        made = object.__new__(LocalCompletionsAPI)  # its headers only (lm_eval reads them once per backend)
+        made._header = None
+        return made
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    without = backend()
+    assert without.header == {"Authorization": "Bearer "} and request_secrets(without) == frozenset()
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    assert request_secrets(backend()) == {f"Bearer {ENV_KEY}", ENV_KEY}
+    assert request_secrets(object()) == frozenset()

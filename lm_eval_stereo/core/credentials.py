@@ -89,6 +89,9 @@ def redact_model_args(model_args: Any) -> Any:
     return ",".join(f"{key}={value}" for key, value in redacted.items())
 
 
+#: the schemes an ``Authorization`` header's value starts with: alone (``Bearer `` with no key in the environment) they
+#: are no credential
+AUTH_SCHEMES = ("bearer", "basic", "token", "digest")
 #: a credential shorter than this is not searched for in console text (a one-letter ``api_key=a`` would blank every
 #: "a" of every log line); it is still redacted wherever it is written as a model argument or URL part
 MIN_SECRET_LENGTH = 4
@@ -130,8 +133,9 @@ def secrets_of(model_args: Any) -> frozenset[str]:
                     found |= secrets_of({name: part})
                 continue
             text = str(item)
-            if secret and text.strip().lower() not in (*TRUE, *FALSE, "none"):
-                found |= {text, text.split()[-1]} if text.split() else set()
+            words = text.split()
+            if secret and text.strip().lower() not in (*TRUE, *FALSE, "none", *AUTH_SCHEMES) and words:
+                found |= {text, words[-1]}
             if _is_url(text):
                 found |= _url_secrets(text)
             elif "=" in text:
