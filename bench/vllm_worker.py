@@ -81,8 +81,8 @@ def tokens_of(setup: dict, lm: Any, requests: list, before: dict[str, float]) ->
 
 
 def main(setup: dict, rows: dict[str, list], repetitions: int, model: str) -> None:
-    """:func:`measure`, every vLLM engine it starts shut down when it ends (:mod:`lm_eval_stereo.hooks.vllm`)."""
-    from lm_eval_stereo.hooks.vllm import shut_down_engines_started_within
+    """:func:`measure`, every vLLM engine it starts shut down when it ends (:mod:`lm_eval_stereo.core.engines`)."""
+    from lm_eval_stereo.core.engines import shut_down_engines_started_within
 
     with shut_down_engines_started_within():
         measure(setup, rows, repetitions, model)

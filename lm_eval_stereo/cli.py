@@ -2,10 +2,10 @@
 
 Its own commands are :data:`COMMANDS` (``report``, ``export``, ``data``, ``inventory``, ``real-model``,
 ``build-tiny-model``, ``tasks-path``) and the benchmarks' own (``Benchmark.commands``, e.g. ``leakage``); with no
-arguments or ``--help`` it lists them, one line each (:func:`usage`). Anything else is passed unchanged to lm_eval's
-own command line, with the plugin's tasks and models registered whatever ``LM_EVAL_STEREO_AUTOLOAD`` says;
-``--tasks list`` (which lm_eval 0.4.13 replaced by ``lm_eval ls tasks``) works as before (see
-:mod:`lm_eval_stereo._autoload`). Every argument of the plugin's own commands is checked before any work starts
+arguments or ``--help`` it lists them, one line each (:func:`usage`). Anything else is passed to lm_eval's
+own command line, with the plugin's tasks and models registered whatever ``LM_EVAL_STEREO_AUTOLOAD`` says, its
+legacy ``--tasks list`` (which lm_eval 0.4.13 replaced by ``lm_eval ls tasks``) translated and its arguments checked
+before anything loads (:mod:`lm_eval_stereo.cli_lm_eval`). Every argument of the plugin's own commands is checked before any work starts
 (:mod:`lm_eval_stereo.cli_args`): bad input ends in exit status 2 and one line naming the argument.
 """
 
@@ -250,13 +250,10 @@ def main(argv: list[str] | None = None) -> int:
         if benchmark_command is not None:
             return benchmark_command(argv[1:])
     from lm_eval_stereo._autoload import activate
+    from lm_eval_stereo.cli_lm_eval import run
 
     activate()
-    from lm_eval.__main__ import cli_evaluate
-
-    sys.argv = ["lm-eval-stereo", *argv]
-    cli_evaluate()
-    return 0
+    return run(argv)
 
 
 if __name__ == "__main__":

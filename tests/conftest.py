@@ -11,8 +11,9 @@ from lm_eval_runner import REPO, TESTS, LmEvalRun, shared_data_dir  # noqa: F401
 from tiers import ENGINE
 
 #: CPU-seconds per test file at the end of every run (:mod:`cpu_report`); the vLLM tier's session fixtures (the one
-#: in-process engine, the one pair of served replicas: :mod:`vllm_tier`)
-pytest_plugins = ("cpu_report", "vllm_tier")
+#: in-process engine, the one pair of served replicas: :mod:`vllm_tier`); the ``disk`` fixture, a small file system
+#: to fill or turn read-only (:mod:`small_disk`)
+pytest_plugins = ("cpu_report", "vllm_tier", "small_disk")
 
 #: the files of the vLLM tier: one unit of work for xdist (:func:`pytest_xdist_make_scheduler`), so that they share
 #: the session's engine and pair of served replicas (:mod:`vllm_tier`)

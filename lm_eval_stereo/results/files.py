@@ -30,6 +30,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from lm_eval_stereo.core.whole_files import PART_SUFFIX
+
 #: the largest results file read (bytes); see the module docstring
 MAX_RESULTS_BYTES = 64 * 1024 * 1024
 #: the deepest nesting of objects and lists read, in a results file or a samples line
@@ -50,13 +52,21 @@ class RefusedJson(UnreadableJson):
 
 def results_files_below(folder: Path) -> list[Path]:
     """The results files below ``folder``, in path order: every ``results_*.json`` and every ``NAME_<date>.json``
-    (the file form of ``--output_path``)."""
+    (the file form of ``--output_path``); none inside a folder named ``.*.part`` (where lm_eval writes a run's files
+    before they are renamed into place whole: :mod:`lm_eval_stereo.core.lm_eval_files`; a killed run leaves one)."""
     found = [
         file
         for file in folder.rglob("*.json")
-        if (file.name.startswith("results_") or _FILE_FORM.match(file.name)) and file.is_file()
+        if (file.name.startswith("results_") or _FILE_FORM.match(file.name))
+        and not any(_staging(part) for part in file.relative_to(folder).parts[:-1])
+        and file.is_file()
     ]
     return sorted(found)
+
+
+def _staging(name: str) -> bool:
+    """Whether a folder named ``name`` holds files on their way to their place (``.<name>.part``)."""
+    return name.startswith(".") and name.endswith(PART_SUFFIX)
 
 
 def date_id(results_path: Path) -> str:

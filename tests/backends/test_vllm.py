@@ -15,8 +15,8 @@ SmolLM2-135M-Instruct in float32, every ``lm_eval`` run on the session's one eng
 - a Python caller of ``lm_eval.simple_evaluate(model="vllm", ...)`` (:mod:`vllm_python_caller`), two runs in a row,
   each starting its own engine: each run's engine shut down when ``simple_evaluate`` returns, the script exits 0
   (without the engine shut down before the interpreter is torn down, some finished runs abort: ``terminate called``,
-  :mod:`lm_eval_stereo.hooks.vllm`); and the hooks' changes to lm_eval, the ``vllm`` backend's among them, are the
-  ones ``docs/ARCHITECTURE.md`` lists (:mod:`lm_eval_targets`).
+  :mod:`lm_eval_stereo.core.engines`); and the hooks change nothing of lm_eval's ``vllm`` module, whose view's mixin
+  matches it (:mod:`lm_eval_targets`).
 
 The served tests are in ``tests/backends/test_vllm_served.py``, ``vllm-prefix``'s in ``tests/backends/test_vllm_prefix.py``.
 """
@@ -28,7 +28,7 @@ import os
 import subprocess
 
 import pytest
-from lm_eval_runner import REPO, TESTS, LmEvalRun, assert_same_metrics, run_lm_eval
+from lm_eval_runner import TESTS, LmEvalRun, assert_same_metrics, run_lm_eval
 from vllm_replicas import ENV, MAX_MODEL_LEN, VLLM_BIN
 from vllm_tier import (
     GEN_ARGS,
@@ -120,7 +120,7 @@ def test_the_report_and_export_name_the_backend(vllm_ll, tmp_path, capsys):
 def test_seeded_requests_give_the_kth_identical_sampled_request_seed_plus_k():
     from lm_eval.api.instance import Instance
 
-    from lm_eval_stereo.hooks.vllm import seeded_requests
+    from lm_eval_stereo.models.vllm_mixin import seeded_requests
 
     sampled, greedy = {"do_sample": True, "temperature": 0.7}, {"do_sample": False}
     one = Instance("generate_until", {}, ("a", sampled), 0)
@@ -162,18 +162,26 @@ def test_a_python_caller_of_simple_evaluate_exits_0_over_repeated_runs(smollm2, 
     assert first["sample_len"] == 1 and json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
 
 
-def test_the_vllm_backend_s_changes_are_listed_with_their_reasons():
-    """Where vLLM is installed, every module of the start-up hook's table imports, and the hooks change exactly the
-    targets ``docs/ARCHITECTURE.md`` lists, the ``vllm`` ones with them (``test_package_shape`` checks the rest)."""
+def test_the_plugin_changes_nothing_of_lm_eval_s_vllm_and_its_view_matches_it():
+    """Where vLLM is installed, the hooks change exactly the targets of the start-up hook's table (none of lm_eval's
+    ``vllm`` module: the plugin's tasks reach ``VLLM`` through its view), and the view's mixin overrides ``VLLM``'s
+    methods with the parameters they have (``test_package_shape`` checks the rest)."""
     import lm_eval_targets
 
     from lm_eval_stereo import _autoload
 
     found = lm_eval_targets.run(VLLM_BIN / "python", env=ENV)
-    assert sorted(found["modules"]) == sorted(_autoload._HOOKS)
-    listed = lm_eval_targets.listed_targets((REPO / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8"))
-    assert sorted(found["targets"]) == sorted(listed)
-    assert "lm_eval.models.vllm_causallms.VLLM.__init__" in found["targets"]
+    assert sorted(found["targets"]) == sorted(hook.target for hook in _autoload.HOOKS)
+    probe = (
+        "from lm_eval.models.vllm_causallms import VLLM\n"
+        "from lm_eval_stereo.models.view import mismatches, view_class\n"
+        "from lm_eval_stereo.models.vllm_mixin import VLLMMixin\n"
+        "print(mismatches(VLLMMixin, VLLM), [cls.__name__ for cls in view_class(VLLM).__mro__[:3]])\n"
+    )
+    proc = subprocess.run([str(VLLM_BIN / "python"), "-c", probe], capture_output=True, text=True,
+                          env={**os.environ, **ENV}, timeout=600)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split("\n")[0] == "[] ['VLLM', 'VLLMMixin', 'PluginMixin']"
 
 
 # --- requests longer than the model's window, counted ---------------------------------------------------------------

@@ -12,97 +12,23 @@ The runs are built by hand and saved by lm_eval's own ``EvaluationTracker`` (:mo
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import subprocess
-import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from lm_eval_runner import REPO, TESTS, shared_data_dir
+from lm_eval_runner import REPO, shared_data_dir
 from saved_runs import save_run
+from small_disk import CLI, Disk, contents
 
 from lm_eval_stereo.core import sources
 
-CLI = str(Path(sys.executable).parent / "lm-eval-stereo")
-INJECTING = TESTS / "disk_faults.py"
 MODEL_ID = "org/model"
-
-
-@dataclass
-class Disk:
-    """A small file system at ``root`` (``mounted``), or, where none can be mounted, a folder whose writes
-    :mod:`disk_faults` refuses once :meth:`fill` or :meth:`read_only` is called."""
-
-    root: Path
-    mounted: bool
-    fault: str = ""
-
-    def fill(self) -> None:
-        """Fill the disk to its last byte (unbuffered writes, each smaller than the last that did not fit)."""
-        if not self.mounted:
-            self.fault = "ENOSPC"
-            return
-        handle = os.open(self.root / "filler", os.O_WRONLY | os.O_CREAT)
-        try:
-            size = 1 << 16
-            while size:
-                try:
-                    os.write(handle, b"\0" * size)
-                except OSError as exc:
-                    assert exc.errno == errno.ENOSPC
-                    size //= 2
-        finally:
-            os.close(handle)
-
-    def read_only(self) -> None:
-        if not self.mounted:
-            self.fault = "EROFS"
-            return
-        subprocess.run(["mount", "-o", "remount,ro", str(self.root)], check=True)
-
-    def run(self, *args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-        """``lm-eval-stereo ARGS`` on this disk (through :mod:`disk_faults` where it is not mounted and faulty)."""
-        command = (
-            [CLI] if self.mounted or not self.fault else [sys.executable, str(INJECTING), self.fault, str(self.root)]
-        )
-        return subprocess.run(
-            [*command, *map(str, args)], capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=300
-        )
-
-
-def _mount(root: Path, size: str) -> bool:
-    try:
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(root)], capture_output=True)
-    except OSError:
-        return False
-    return done.returncode == 0
-
-
-@pytest.fixture
-def disk(tmp_path: Path) -> Iterator[Disk]:
-    root = tmp_path / "disk"
-    root.mkdir()
-    mounted = _mount(root, "2m")
-    yield Disk(root, mounted)
-    if mounted:
-        subprocess.run(["umount", "-l", str(root)], check=False)
 
 
 def run_cli(*args: str | Path) -> subprocess.CompletedProcess:
     return subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, timeout=300)
-
-
-def contents(folder: Path) -> dict[str, bytes]:
-    """Every file below ``folder`` (links not followed) by relative path, with its bytes."""
-    return {
-        str(path.relative_to(folder)): path.read_bytes()
-        for path in sorted(folder.rglob("*"))
-        if path.is_file() and not path.is_symlink() and not path.name.startswith("filler")
-    }
 
 
 def one_error_line(proc: subprocess.CompletedProcess, prefix: str) -> str:
