@@ -19,9 +19,12 @@ pytest_plugins = ("cpu_report", "vllm_tier", "small_disk")
 #: the session's engine and pair of served replicas (:mod:`vllm_tier`)
 VLLM_TIER = "test_vllm"
 
+#: the file whose tests run first on the session's vLLM engine: stock lm_eval's runs, before any run installs the
+#: plugin's hooks in its server (:mod:`vllm_engine_server`)
+FIRST_ON_THE_ENGINE = "test_vllm_stock_tasks.py"
 #: the longest units of work, scheduled first in this order (see :func:`pytest_collection_modifyitems`): the SmolLM2
-#: tier (the parity tests are collected in it) and the vLLM tier (its engines start in the file's own processes)
-LONGEST_FILES = ("test_real_models_tier.py", "test_vllm.py")
+#: tier (the parity tests are collected in it) and the vLLM tier (one unit: :data:`FIRST_ON_THE_ENGINE` first)
+LONGEST_FILES = ("test_real_models_tier.py", FIRST_ON_THE_ENGINE, "test_vllm.py")
 
 
 def folders_of_tests(tests: Path) -> list[Path]:

@@ -13,9 +13,11 @@ Use::
 fresh ``lm_eval`` builds it, but on the session's engine when the run asks for that engine (:attr:`model_args`, or
 the same with a smaller ``max_model_len``, any ``block_size``: see :mod:`vllm_engine_server`); a run that asks for
 another engine gets one of its own in the server. The engine is SmolLM2 in float32 with vllm-prefix's block size
-(32 on the CPU), prefix caching on; ``--model vllm`` runs skip reading the cache, as lm_eval's scoring does. A test
-of what a fresh process does at its start or exit (an engine shut down as the interpreter ends, the start-up hook
-off) starts ``lm_eval`` itself (:func:`lm_eval_runner.run_lm_eval` with ``launcher=[VLLM_BIN / "lm_eval"]``).
+(32 on the CPU), prefix caching on; ``--model vllm`` runs skip reading the cache, as lm_eval's scoring does. A run
+of stock lm_eval (``plugin=False``: the plugin's hooks not installed) can only come before the session's first run
+with the plugin (``conftest.FIRST_ON_THE_ENGINE``). A test of what a fresh process does at its start or exit (an
+engine shut down as the interpreter ends) starts ``lm_eval`` itself (:func:`lm_eval_runner.run_lm_eval` with
+``launcher=[VLLM_BIN / "lm_eval"]``).
 
 The server's CPU-seconds are counted by :mod:`cpu_report` with the test each run served (``/proc``: the server runs
 in a session of its own, its engine core with it).
@@ -34,6 +36,7 @@ from model_server import end_session, started
 from tiers import starting
 from vllm_replicas import ENV, MAX_MODEL_LEN, VLLM_BIN
 
+from lm_eval_stereo._autoload import AUTOLOAD_ENV
 from lm_eval_stereo.hooks.tasks import ONLY_PLUGIN_TASKS_ENV
 
 #: seconds the engine may take to start (two loaded cores: minutes)
@@ -55,7 +58,7 @@ class VllmEngine:
     def start(self) -> None:
         """Start the server and wait for its engine (an AssertionError with the server's log if it cannot start)."""
         starting("a vLLM engine (the session's, tests/vllm_engine.py)")
-        env = {**os.environ, **ENV, ONLY_PLUGIN_TASKS_ENV: "1"}
+        env = {**os.environ, **ENV, ONLY_PLUGIN_TASKS_ENV: "1", AUTOLOAD_ENV: "0"}  # the hooks installed on request
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
                 [str(VLLM_BIN / "python"), str(Path(__file__).with_name("vllm_engine_server.py")), self.model_args],
@@ -92,11 +95,14 @@ class VllmEngine:
         env: dict[str, str] | None = None,
         check: bool = True,
         reset_prefix_cache: bool = False,
+        plugin: bool = True,
         timeout: float = 900,
     ) -> LmEvalRun:
         """``lm_eval args... --output_path output_dir`` on the session's engine (``env`` added to the tier's
-        :data:`~vllm_replicas.ENV`; ``reset_prefix_cache``: the engine's prefix cache emptied first); the run, with
-        ``prompt_tokens``: what its ``vllm-prefix`` backend sent and read from the cache."""
+        :data:`~vllm_replicas.ENV`; ``reset_prefix_cache``: the engine's prefix cache emptied first; ``plugin``
+        false: stock lm_eval, which only the session's first runs on the engine can be, see
+        :mod:`vllm_engine_server`); the run, with ``prompt_tokens``: what its ``vllm-prefix`` backend sent and read
+        from the cache."""
         command, full_env = lm_eval_command(
             args, output_dir, launcher=[str(VLLM_BIN / "lm_eval")], env={**ENV, **(env or {})}
         )
@@ -104,7 +110,7 @@ class VllmEngine:
         out = output_dir / f"lm_eval.{self.runs}.out"
         err = output_dir / f"lm_eval.{self.runs}.err"
         request = {"argv": command[1:], "cwd": str(output_dir), "env": full_env, "stdout": str(out),
-                   "stderr": str(err), "reset_prefix_cache": reset_prefix_cache}  # fmt: skip
+                   "stderr": str(err), "reset_prefix_cache": reset_prefix_cache, "plugin": plugin}  # fmt: skip
         self.process.stdin.write(json.dumps(request).encode() + b"\n")
         self.process.stdin.flush()
         ended = self.answer(timeout)

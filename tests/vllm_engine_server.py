@@ -1,11 +1,15 @@
 """The test session's one in-process vLLM engine, serving ``lm_eval`` runs one after the other (run with the vLLM venv's
 interpreter by :mod:`vllm_engine`: ``python vllm_engine_server.py MODEL_ARGS``).
 
-At start it builds ``--model vllm-prefix`` with ``MODEL_ARGS`` (SmolLM2, float32, ``max_model_len``, eager), whose
-engine, a real ``vllm.LLM``, is then the engine of every run: each run is lm_eval's own command line
-(``lm_eval.__main__.cli_evaluate``) in this process, with its arguments, environment, working folder and output files,
-building its backend (``--model vllm`` or ``--model vllm-prefix``, the plugin's hooks as installed) as a fresh
-``lm_eval`` would, except that the backend's ``vllm.LLM(...)`` is this engine (:func:`shared_llm`) when the run asks
+It starts with the plugin's start-up hook off (``LM_EVAL_STEREO_AUTOLOAD=0``: nothing of lm_eval changed) and builds
+``vllm-prefix`` with ``MODEL_ARGS`` (SmolLM2, float32, ``max_model_len``, eager), whose engine, a real ``vllm.LLM``,
+is then the engine of every run: each run is lm_eval's own command line (``lm_eval.__main__.cli_evaluate``) in this
+process, with its arguments, environment, working folder and output files. A run with the plugin (the default) has
+the plugin's hooks installed first (:func:`lm_eval_stereo._autoload.activate`, once: from then on every run has
+them); a run of stock lm_eval (``"plugin": false``) is refused once they are, so the session's stock runs come first
+(``conftest.py`` puts their file first in the vLLM tier). Each run builds its backend (``--model vllm`` or ``--model
+vllm-prefix``) as a fresh ``lm_eval`` would, except that the backend's ``vllm.LLM(...)`` is this engine
+(:func:`shared_llm`) when the run asks
 for the same engine: the same model and engine arguments but for ``block_size`` and ``enable_prefix_caching`` (the
 engine has vllm-prefix's, which lm_eval's ``vllm`` scoring skips) and a ``max_model_len`` no larger than the engine's
 (the backend's window is its own ``max_length``, which lm_eval and the plugin read; the engine takes the longer
@@ -18,7 +22,8 @@ running; this server shuts it down when its input ends, then exits at once.
 
 Protocol (one JSON object per line): ``{"ready": true}`` on stdout once the engine is up (``false`` and the error if
 it could not start; the server then ends); then per line on stdin a run (``argv``: lm_eval's arguments, ``cwd``,
-``env``, ``stdout``, ``stderr``: file paths, ``reset_prefix_cache``: empty the prefix cache first), answered by
+``env``, ``stdout``, ``stderr``: file paths, ``reset_prefix_cache``: empty the prefix cache first, ``plugin``: the
+plugin's hooks installed, default true), answered by
 ``{"status": ..., "prompt_tokens": {...}}``: the exit status a fresh ``lm_eval`` would have had, and the prompt tokens
 the run's ``vllm-prefix`` backend sent and read from the cache (``sent``, ``cached``; none for ``vllm``).
 """
@@ -38,6 +43,10 @@ SHARED_DESPITE = ("block_size", "enable_prefix_caching")
 _engine: dict[str, Any] = {}
 #: the backends built by the current run (their prompt-token counts are its answer)
 _built: list[Any] = []
+#: whether the plugin's hooks are installed (they cannot be taken out again)
+_plugin: dict[str, bool] = {"installed": False}
+#: a run's exit status where it was refused
+REFUSED = 3
 
 
 class _EngineCoreHidden:
@@ -103,14 +112,31 @@ def record_backends(backend_class: type) -> None:
 
 
 def start(model_args: str) -> None:
-    """Build ``--model vllm-prefix`` with ``model_args``, which starts the session's engine."""
+    """Build ``vllm-prefix`` with ``model_args``, which starts the session's engine (the class itself: its name is
+    registered by the plugin's hooks, not installed yet)."""
     import lm_eval.models.vllm_causallms as vllm_causallms
-    from lm_eval.api.registry import get_model
+
+    from lm_eval_stereo.models.vllm_prefix import VLLMPrefix
 
     vllm_causallms.LLM = shared_llm(vllm_causallms.LLM)
     record_backends(vllm_causallms.VLLM)
-    get_model("vllm-prefix").create_from_arg_string(model_args, {"batch_size": "auto"})
+    VLLMPrefix.create_from_arg_string(model_args, {"batch_size": "auto"})
     _built.clear()
+
+
+def with_the_plugin(wanted: bool) -> str:
+    """Install the plugin's hooks where a run wants them and they are not yet; why a run cannot be served, or ""."""
+    if wanted and not _plugin["installed"]:
+        from lm_eval_stereo._autoload import activate
+
+        activate()
+        _plugin["installed"] = True
+    if not wanted and _plugin["installed"]:
+        return (
+            "a run of stock lm_eval after the plugin's hooks were installed in this server (they cannot be taken "
+            "out): the session's stock runs must come first (conftest.FIRST_ON_THE_ENGINE)"
+        )
+    return ""
 
 
 def redirect(request: dict) -> list[int]:
@@ -130,6 +156,11 @@ def run(request: dict) -> dict:
     """One ``lm_eval`` command line on the session's engine (see the module docstring)."""
     from lm_eval.__main__ import cli_evaluate
 
+    refused = with_the_plugin(request.get("plugin", True))
+    if refused:
+        with open(request["stderr"], "w", encoding="utf-8") as err:
+            print(refused, file=err)
+        return {"status": REFUSED, "prompt_tokens": {}}
     if request.get("reset_prefix_cache"):
         _engine["llm"].reset_prefix_cache()
     saved_env, saved_cwd = dict(os.environ), os.getcwd()

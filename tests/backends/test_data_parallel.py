@@ -36,7 +36,7 @@ def test_two_processes_with_the_plugin_s_tasks_beside_lm_eval_s_make_the_same_ca
     """``hf`` in two processes, an lm_eval task (three documents) beside a plugin task whose one document only the
     first process scores, ``--batch_size auto`` (each call gathers the batch size across the processes): the
     router's halves differ between the processes (the second has no request of the plugin's; it sends one of its
-    lm_eval requests through the plugin's half as padding, so that both make the same calls: tests/test_router.py),
+    lm_eval requests through the plugin's half as padding, so that both make the same calls: tests/backends/test_router.py),
     and the run ends with the plugin's task scored. lm_eval's task gives the metrics of a run with the plugin off
     (tolerance 1e-6: lm_eval's own padding of the second process differs with the plugin's task beside it, and with
     it its batches)."""

@@ -17,7 +17,7 @@ answered by the same backend: equal to the bit).
   its text and honours ``seed`` (stock lm_eval keeps the text after the stop string and sends one seed to every
   repeat; the plugin's tasks in the same run get the text cut and ``seed + k``), and one that answers HTTP 500 to every
   retry (stock lm_eval ends the run with an error; so must the run with the plugin, with no number written).
-- ``vllm`` in process and the real ``vllm serve`` replicas: tests/test_vllm_stock_tasks.py (the engine tier).
+- ``vllm`` in process and the real ``vllm serve`` replicas: tests/backends/test_vllm_stock_tasks.py (the engine tier).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ it for, as given and first, or to the plugin's view where a plugin task made it;
 requests' order; ``--use_cache`` keeps the two apart in one database; data-parallel ranks make the same calls.
 
 The backend here is a recorder (an lm_eval ``LM`` whose view is a test mixin registered for it), so that each call is
-seen; the routing through ``lm_eval`` on real backends is tests/test_stock_tasks.py."""
+seen; the routing through ``lm_eval`` on real backends is tests/hooks/test_stock_tasks.py."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""Beside the plugin's tasks, lm_eval stays lm_eval on vLLM (the engine tier; the rest: tests/test_stock_tasks.py):
+"""Beside the plugin's tasks, lm_eval stays lm_eval on vLLM (the engine tier; the rest: tests/hooks/test_stock_tasks.py):
 lm_eval's own tasks (:mod:`stock_tasks`; ``bbq`` and ``crows_pairs_english`` on the mirror's rows) give what stock
 lm_eval gives, plugin off against on.
 
-- ``vllm`` in process: one engine for three runs (:mod:`vllm_stock_runs`): stock lm_eval (the start-up hook off), the
-  same after the plugin's hooks are installed, and the same beside two of the plugin's tasks. Greedy tasks only:
+- ``vllm`` in process, on the session's engine (:mod:`vllm_engine`), three runs: stock lm_eval (the session's first on
+  the engine, before its server installs the plugin's hooks: ``conftest.FIRST_ON_THE_ENGINE``), the same after the
+  plugin's hooks are installed, and the same beside two of the plugin's tasks. Greedy tasks only:
   stock lm_eval's ``vllm`` gives a sampled request no seed of its own, and two stock runs of the sampled task differ
   (two stock runs of the served protocols' sampled tasks differed on 23 of 24 sample fields), so a comparison of them
   would test vLLM, not the plugin. Tolerance: none (one engine, the same requests in the same batches).
@@ -20,16 +21,14 @@ import math
 from pathlib import Path
 
 import pytest
-from lm_eval_runner import LmEvalRun, read_outputs, run_lm_eval
+from lm_eval_runner import LmEvalRun, run_lm_eval
 from stock_tasks import ADDRESS, BIAS_TASKS, OFF, assert_stock, table_rows, write_stock_tasks
-from vllm_replicas import ENV, MAX_MODEL_LEN, VLLM_BIN
+from vllm_replicas import ENV, MAX_MODEL_LEN
+from vllm_tier import MARKS
 
 from lm_eval_stereo.tasks.lm_eval_bias.offline_tasks import write_offline_tasks
 
-pytestmark = [
-    pytest.mark.engine,
-    pytest.mark.skipif(not (VLLM_BIN / "vllm").exists(), reason="no vLLM venv: make vllm-venv"),
-]
+pytestmark = MARKS
 
 #: lm_eval's greedy tasks and their documents (``stock_mc``'s second holds the context of about 700 words)
 GREEDY = {"stock_mc": [0, 1, 2, 3], "stock_until_newline": [0, 1, 2, 3], "stock_rolling": [0, 1, 2, 3]}
@@ -45,26 +44,37 @@ def include_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+#: the plugin's tasks of the mixed run: a log-likelihood one and a greedy generation
+PLUGIN_TASKS = {"gest_en": [0, 1], "kobbq_gen": [0, 1]}
+
+
 @pytest.fixture(scope="module")
-def in_process(smollm2, include_path, tmp_path_factory) -> dict[str, LmEvalRun]:
-    """The three runs of :mod:`vllm_stock_runs` on one engine, each with its console table as its ``stdout``."""
-    out = tmp_path_factory.mktemp("vllm_stock")
-    model_args = f"pretrained={smollm2},dtype=float32,max_model_len={MAX_MODEL_LEN},enforce_eager=True"
-    script = str(Path(__file__).with_name("vllm_stock_runs.py"))
-    command = [str(VLLM_BIN / "python"), script, str(out), model_args, json.dumps(GREEDY), str(include_path)]
-    run_lm_eval([], out / "log", launcher=command, env={**ENV, **OFF})
+def in_process(vllm_engine, include_path, tmp_path_factory) -> dict[str, LmEvalRun]:
+    """The three runs on the session's engine, each through lm_eval's command line (its console table on stdout)."""
+    args = ["--model", "vllm", "--model_args", vllm_engine.model_args, "--batch_size", "auto"]
+    args += ["--include_path", str(include_path), "--log_samples"]
     runs = {}
-    for name in ("off", "on", "mixed"):
-        results, samples = read_outputs(out / name)
-        runs[name] = LmEvalRun(0, (out / name / "table.md").read_text(), "", results, samples, out / name)
+    for name, documents, plugin in (
+        ("off", GREEDY, False),
+        ("on", GREEDY, True),
+        ("mixed", GREEDY | PLUGIN_TASKS, True),
+    ):
+        asked = ["--tasks", ",".join(documents), "--samples", json.dumps(documents)]
+        folder = tmp_path_factory.mktemp(f"vllm_stock_{name}")
+        runs[name] = vllm_engine.run([*args, *asked], folder, plugin=plugin, env=OFF if not plugin else None)
     return runs
+
+
+def table(stdout: str) -> list[str]:
+    """The lines of lm_eval's console tables in a run's stdout."""
+    return [line for line in stdout.splitlines() if line.startswith("|")]
 
 
 @pytest.mark.parametrize("run", ["on", "mixed"])
 def test_vllm_in_process_gives_lm_eval_s_tasks_what_stock_lm_eval_gives(in_process, run):
     assert_stock(in_process[run], in_process["off"], tuple(GREEDY))
     if run == "on":
-        assert in_process["on"].stdout == in_process["off"].stdout  # the console table, byte for byte
+        assert table(in_process["on"].stdout) == table(in_process["off"].stdout)  # the console table, byte for byte
     else:
         assert in_process["mixed"].metric("gest_en", "count") == 2
         assert set(table_rows(in_process["mixed"].stdout, ("gest_en", "kobbq_gen"))) == {"gest_en", "kobbq_gen"}
