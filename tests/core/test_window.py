@@ -1,7 +1,9 @@
 """``core/window.py`` on its own: which requests are beyond a window, what is sent, how the answers come back marked
 and what the cache hook stores while they are scored. A model here is any object with ``max_length`` and lm_eval's
-``cache_hook``; the backends' own windows are checked through ``lm_eval`` (``tests/reliability/test_run_arguments_and_cache_files.py`` for ``hf``,
-``tests/backends/test_vllm.py`` for ``vllm`` and ``vllm-prefix``, ``tests/backends/test_hf_prefix.py``)."""
+``cache_hook`` (the backends call it from their own scoring: ``models/hf_mixin.py``, ``vllm_mixin.py``,
+``hf_prefix.py``, ``vllm_prefix.py``); the backends' windows are checked through ``lm_eval``:
+``tests/reliability/test_run_arguments_and_cache_files.py`` for ``hf``, ``tests/backends/test_vllm.py`` for ``vllm``
+and ``vllm-prefix``, ``tests/backends/test_hf_prefix.py``."""
 
 from __future__ import annotations
 
@@ -102,29 +104,3 @@ def test_nothing_fits_nothing_is_sent():
         raise AssertionError("nothing should be sent")
 
     assert window.score_within_window(Model(3), REQUESTS[2:3], 2, score, "vllm") == [UNFIT]
-
-
-class Backend(Model):
-    """A backend whose ``_loglikelihood_tokens`` records each call's requests and arguments."""
-
-    def __init__(self, max_length: int) -> None:
-        super().__init__(max_length)
-        self.calls: list[tuple[list, tuple, dict]] = []
-
-    def _loglikelihood_tokens(self, requests: list, *args, **kwargs) -> list:
-        self.calls.append((list(requests), args, kwargs))
-        return [(-1.0, False)] * len(requests)
-
-
-def test_the_wrapper_puts_a_backends_scoring_in_its_window_and_passes_inner_and_rolling_calls_through():
-    wrapped = window.window_wrapper(Backend._loglikelihood_tokens, -1, "vllm")
-    backend = Backend(max_length=WINDOW + 1)  # vLLM's window: max_model_len - 1
-    answers = wrapped(backend, REQUESTS, disable_tqdm=True)
-    assert [call[0] for call in backend.calls] == [[REQUESTS[0], REQUESTS[1], REQUESTS[3]]]
-    assert backend.calls[0][2] == {"disable_tqdm": True}
-    assert answers[2] is UNFIT and was_truncated(answers[1])
-    backend.calls.clear()
-    assert wrapped(backend, REQUESTS, override_bs=4) == [(-1.0, False)] * 4  # a rolling call: lm_eval's own windows
-    backend.__dict__[window.WITHIN_WINDOW] = True
-    assert wrapped(backend, REQUESTS) == [(-1.0, False)] * 4  # called from inside a window already
-    assert [len(call[0]) for call in backend.calls] == [4, 4]
