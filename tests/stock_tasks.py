@@ -39,7 +39,7 @@ PROMPTS = [
     {"prompt": "Write one word about the sea:", "target": "waves"},
     {"prompt": "Nenne eine Farbe:", "target": "blau"},
     {"prompt": "Count: one, two,", "target": "three"},
-    {"prompt": "Kim is", "target": "here"},
+    {"prompt": "The box is EMPTY. Kim is", "target": "here"},
 ]
 TEXTS = [
     {"text": "The cat sat on the mat. It was a sunny day, and the garden smelled of rain."},

@@ -95,6 +95,11 @@ AUTH_SCHEMES = ("bearer", "basic", "token", "digest")
 #: a credential shorter than this is not searched for in console text (a one-letter ``api_key=a`` would blank every
 #: "a" of every log line); it is still redacted wherever it is written as a model argument or URL part
 MIN_SECRET_LENGTH = 4
+#: the values servers' documentation gives for "no key" (vLLM's and llama.cpp's ``EMPTY``, ``sk-no-key-required``,
+#: ...): no credential, so not searched for in console text, results or samples, where a document's own word
+#: ``EMPTY`` would otherwise be blanked in lm_eval's own tasks' samples; still redacted wherever it is written as a
+#: model argument or URL part, as every value named like a credential is
+PLACEHOLDER_KEYS = frozenset({"empty", "dummy", "none", "null", "no-key", "not-needed", "sk-no-key-required"})
 
 
 def _url_secrets(url: str) -> set[str]:
@@ -117,8 +122,8 @@ def secrets_of(model_args: Any) -> frozenset[str]:
     """The credential texts in ``model_args`` (a dict, ``k=v,...`` or JSON text; ``--metadata`` alike): the values of
     arguments named like credentials (a header mapping's values and their last word: ``Bearer KEY``), the credentials
     of every URL (:func:`_url_secrets`), and those of model arguments given inside a value (a judge's
-    ``judge_model_args``, a nested mapping or list); truth values and texts shorter than :data:`MIN_SECRET_LENGTH`
-    left out."""
+    ``judge_model_args``, a nested mapping or list); truth values, texts shorter than :data:`MIN_SECRET_LENGTH` and
+    the placeholders of :data:`PLACEHOLDER_KEYS` left out."""
     args = dict(model_args) if isinstance(model_args, Mapping) else parse_model_args(model_args)
     found: set[str] = set()
     for name, value in args.items():
@@ -140,7 +145,14 @@ def secrets_of(model_args: Any) -> frozenset[str]:
                 found |= _url_secrets(text)
             elif "=" in text:
                 found |= secrets_of(text)
-    return frozenset(text for text in found if len(text) >= MIN_SECRET_LENGTH)
+    return frozenset(text for text in found if len(text) >= MIN_SECRET_LENGTH and not _placeholder(text))
+
+
+def _placeholder(text: str) -> bool:
+    """Whether ``text`` is a "no key" placeholder (:data:`PLACEHOLDER_KEYS`), alone or after a scheme (``Bearer
+    EMPTY``)."""
+    words = text.split()
+    return bool(words) and words[-1].lower() in PLACEHOLDER_KEYS
 
 
 def command_line_secrets(argv: Iterable[str]) -> frozenset[str]:

@@ -22,6 +22,12 @@ def run(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProces
     return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env={**os.environ, **env}, timeout=600)
 
 
+def run_installed(command: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """:func:`run` in an environment with no ``PYTHONPATH``: a checkout on it would shadow the installed wheel."""
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+    return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
+
+
 def eval_args(model: Path) -> list[str]:
     return ["--model", "hf", "--model_args", f"pretrained={model},dtype=float32", "--device", "cpu", "--limit", "2"]
 
@@ -132,11 +138,11 @@ def test_non_editable_wheel_install(tiny_causal, tmp_path):
     assert (site / "lm_eval_stereo_autoload.pth").is_file()
     assert (site / "lm_eval_stereo" / "tasks" / "stereoset_multi" / "_stereoset_multi_template_yaml").is_file()
     python = str(env_dir / "bin" / "python")
-    where = run([python, "-c", "import lm_eval_stereo; print(lm_eval_stereo.tasks_path())"], tmp_path).stdout
+    where = run_installed([python, "-c", "import lm_eval_stereo; print(lm_eval_stereo.tasks_path())"], tmp_path).stdout
     assert Path(where.strip()) == site / "lm_eval_stereo" / "tasks"
     out = tmp_path / "out"
     out.mkdir()
-    result = run(
+    result = run_installed(
         [python, "-m", "lm_eval", *eval_args(tiny_causal), "--tasks", "stereoset_multi_de", "--output_path", str(out)],
         out,
     )

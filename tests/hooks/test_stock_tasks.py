@@ -119,17 +119,23 @@ def test_served_chat_texts_keep_the_stop_string_and_repeats_one_seed_as_in_stock
 ):
     """A chat server that returns the stop string and honours ``seed``: lm_eval's tasks get its text whole and one
     seed for the three repeats, with the plugin off, on, and on beside a plugin task, which gets its texts cut at its
-    stop string and ``seed + k`` for its repeats."""
+    stop string and ``seed + k`` for its repeats. The key is ``EMPTY``, which one of the prompts holds as a word: the
+    samples keep it (a "no key" placeholder is no credential)."""
     from openai_stand_in import AFTER_STOP
 
     stand_in.set_fault("returns_stop")
-    off = run_lm_eval(chat_args(stand_in, include_path, GENERATION), tmp_path / "off", env=OFF)
-    on = run_lm_eval(chat_args(stand_in, include_path, GENERATION), tmp_path / "on")
+    # the key vLLM's documentation gives for "no key": no credential, so a prompt's own word EMPTY stays as it is
+    key = {"OPENAI_API_KEY": "EMPTY"}
+    off = run_lm_eval(chat_args(stand_in, include_path, GENERATION), tmp_path / "off", env={**OFF, **key})
+    on = run_lm_eval(chat_args(stand_in, include_path, GENERATION), tmp_path / "on", env=key)
     sent_alone = len(stand_in.requests)
-    mixed = run_lm_eval(chat_args(stand_in, include_path, (*GENERATION, SAMPLED_PLUGIN_TASK)), tmp_path / "mixed")
+    mixed = run_lm_eval(
+        chat_args(stand_in, include_path, (*GENERATION, SAMPLED_PLUGIN_TASK)), tmp_path / "mixed", env=key
+    )
     for run in (on, mixed):
         assert_stock(run, off, GENERATION)
     assert on.stdout == off.stdout
+    assert any("The box is EMPTY." in json.dumps(sample) for sample in on.samples["stock_until_newline"])
     texts = [text for sample in off.samples["stock_sampled"] for text in sample["resps"][0]]
     assert texts == ["Ja 1234.\n" + AFTER_STOP] * (3 * LIMIT)  # stock: the stop string kept, one seed
     ours = [text for sample in mixed.samples[SAMPLED_PLUGIN_TASK] for text in sample["resps"][0]]
