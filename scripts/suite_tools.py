@@ -1,6 +1,6 @@
 """What the test suite needs beyond the dev venv, in one list (:data:`TOOLS`): the vLLM venv, HAProxy, chromium, the
-Every Eval Ever validator and the optional Gemma 3 wheels, each with the tests it brings and the command that brings
-it.
+Every Eval Ever validator, the optional Gemma 3 wheels and a file system the tests can mount, each with the tests it
+brings and the command that brings it.
 
 Read by ``make test-tools`` (``python scripts/suite_tools.py debian-packages``: the Debian packages to install), by
 ``make test`` and ``make test-quick`` (``python scripts/suite_tools.py skipped [--tier quick]``: the one line that
@@ -13,7 +13,9 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +56,30 @@ def gemma3_installed(repo: Path = REPO) -> bool:
     finally:
         sys.path.remove(str(repo))
     return is_installed(GEMMA3)
+
+
+def mount_tmpfs(root: Path, size: str) -> bool:
+    """Whether a tmpfs of ``size`` could be mounted at ``root`` (as root, where the machine lets root mount: a
+    container needs ``CAP_SYS_ADMIN``)."""
+    program = which("mount")
+    if program is None:
+        return False
+    try:
+        done = subprocess.run(
+            [program, "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(root)], capture_output=True, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def can_mount() -> bool:
+    """Whether this machine lets the tests mount a small file system (mounted and let go at once)."""
+    with tempfile.TemporaryDirectory() as folder:
+        if not mount_tmpfs(Path(folder), "64k"):
+            return False
+        subprocess.run([which("umount") or "umount", "-l", folder], capture_output=True, check=False, timeout=60)
+    return True
 
 
 @dataclass(frozen=True)
@@ -108,6 +134,13 @@ TOOLS = (
         tests="the Gemma 3 real-model tests, optional under the Gemma Terms of Use",
         brings="make gemma3",
         present=gemma3_installed,
+    ),
+    Tool(
+        name="a file system the tests can mount",
+        tests="the full and read-only disk faults on a real file system",
+        brings="make test as root, in a container with CAP_SYS_ADMIN",
+        present=lambda repo: can_mount(),
+        tier="quick",
     ),
 )
 

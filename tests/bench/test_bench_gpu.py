@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -13,12 +14,12 @@ from bench import gpu
 
 
 def test_without_a_gpu_it_says_so_and_exits_0():
-    """The CI machine has no CUDA device: the script measures nothing, prints why, and succeeds."""
-    import torch
-
-    if torch.cuda.is_available():
-        pytest.skip("a CUDA device is present: the no-GPU path cannot be exercised here")
-    done = subprocess.run([sys.executable, "-m", "bench.gpu"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    """On a machine without a CUDA device (any machine, its devices hidden by ``CUDA_VISIBLE_DEVICES``) the script
+    measures nothing, prints why, and succeeds."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.gpu"],
+        cwd=REPO, capture_output=True, text=True, timeout=300, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "bench-gpu: no CUDA GPU here (torch.cuda.is_available() is False): nothing measured."
 

@@ -23,6 +23,7 @@ import pytest
 from eee_rules import datastore_problems, upstream_validate, upstream_validator
 from lm_eval_runner import LmEvalRun, run_lm_eval, shared_data_dir
 from local_tasks import GENERIC_DOCS, write_mc_task
+from suite_tools import skip_reason
 
 from lm_eval_stereo.core.bootstrap import DEFAULT_ITERS, DEFAULT_SEED
 from lm_eval_stereo.core.values import parse_model_args
@@ -373,7 +374,7 @@ def test_records_keep_the_datastores_rules(exported, eee_output: Path) -> None:
     the validator's own ``validate`` where the every-eval-ever package is installed (Python >= 3.12)."""
     assert datastore_problems(eee_output) == []
     if upstream_validator() is None:
-        pytest.skip("the every-eval-ever validator (Python >= 3.12) is not installed: make eee-validator")
+        pytest.skip(skip_reason("the Every Eval Ever validator"))
     status, output = upstream_validate(eee_output)
     assert status == 0, output
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from eee_rules import datastore_problems, upstream_validate, upstream_validator
 from lm_eval_runner import REPO
+from suite_tools import skip_reason
 
 from lm_eval_stereo.export.command import main as export
 from lm_eval_stereo.local_models.real import MARKER, SMOLLM2
@@ -98,7 +99,7 @@ def test_the_first_entry_keeps_the_datastores_rules() -> None:
     assert record["model_info"]["id"] == HUB_ID
     assert record["source_metadata"]["additional_details"]["limit"] == "--limit 25: not full data"
     if upstream_validator() is None:
-        pytest.skip("the every-eval-ever validator (Python >= 3.12) is not installed: make eee-validator")
+        pytest.skip(skip_reason("the Every Eval Ever validator"))
     status, output = upstream_validate(ENTRY)
     assert status == 0, output
 

@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 from lm_eval_runner import LmEvalRun, run_lm_eval
 from small_disk import Disk
+from suite_tools import skip_reason
 
 from lm_eval_stereo.core.answer_cache_faults import ADVICE
 from lm_eval_stereo.results.files import DATE_ID
@@ -62,7 +63,8 @@ def on_disk(disk: Disk, args: list[str], out: Path) -> LmEvalRun:
 
 def needs_mount(disk: Disk) -> None:
     if not disk.mounted:
-        pytest.skip("needs a file system the test can mount (root): no Python open() shows this fault")
+        # no Python open() shows this fault: only a real file system does
+        pytest.skip(skip_reason("a file system the tests can mount"))
 
 
 def last_line(run: LmEvalRun | subprocess.CompletedProcess) -> str:

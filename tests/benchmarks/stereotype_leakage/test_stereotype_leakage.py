@@ -63,7 +63,8 @@ def test_unknown_language_is_a_clear_error() -> None:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_set_closed_form_equals_the_iterative_update(seed: int) -> None:
-    torch = pytest.importorskip("torch")
+    import torch
+
     from lm_eval_stereo.models.sensitivity import minimum_update_norm, sensitivity_scores
 
     rng = np.random.default_rng(seed)
@@ -83,7 +84,8 @@ def test_set_closed_form_equals_the_iterative_update(seed: int) -> None:
 
 
 def test_set_is_zero_when_the_gold_token_already_leads_by_one() -> None:
-    torch = pytest.importorskip("torch")
+    import torch
+
     from lm_eval_stereo.models.sensitivity import sensitivity_scores
 
     logits = torch.tensor([[5.0, 1.0, 3.9], [0.0, 0.0, 0.5]])
