@@ -15,7 +15,8 @@ Written from the rules of the validator (every_eval_ever @ 9bce413), not copied 
   developer and model folders built from ``model_info.id`` (``/`` and ``:`` as ``_``), never ``unknown``;
 - ``every_eval_ever/check_duplicate_entries.py``: no two records equal once ``retrieved_timestamp`` and
   ``evaluation_id`` are set aside;
-- ``docs/datastore-submission.md`` / the datastore gate: the sidecar's sha256 is the record's ``checksum``.
+- ``every-eval-ever/docs/datastore-submission.md`` / the datastore gate: the sidecar's sha256 is the record's
+  ``checksum``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@ nothing loaded twice) with the plugin's behaviour for its own tasks; lm_eval's c
 whose methods differ from those a mixin was written for is its own view, said in one line.
 
 What the views do for the plugin's tasks through ``lm_eval`` is tested where users meet it: served answers
-(tests/test_served.py), truncation (tests/test_trust.py), vLLM (tests/test_vllm.py)."""
+(tests/backends/test_served.py), truncation (tests/reliability/test_run_arguments_and_cache_files.py), vLLM
+(tests/backends/test_vllm.py)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from lm_eval_stereo.models.served_mixin import ChatMixin, CompletionsMixin
 
 def test_every_mixin_overrides_methods_lm_eval_has_with_the_parameters_it_has():
     """Each mixin of :data:`view.MIXINS` whose lm_eval class this environment imports (the ``vllm`` one where vLLM is
-    installed: tests/test_vllm.py) matches it, and its subclasses the plugin's views reach."""
+    installed: tests/backends/test_vllm.py) matches it, and its subclasses the plugin's views reach."""
     checked = []
     for backend, mixin in view.MIXINS:
         module, _, name = backend.partition(":")

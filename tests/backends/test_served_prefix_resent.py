@@ -5,7 +5,7 @@ A request whose answer read cached continuation tokens is re-sent with the prefi
 still answers it from its cache (``usage.prompt_tokens_details.cached_tokens`` reaching the continuation) cannot be
 scored either: the run stops in one line naming the endpoint, never scoring the answer as it came back (before: up
 to 82 nats off, exit status 0). No real server shows this on demand (``vllm serve`` with the plugin's vLLM plugin
-honours the opt-out: tests/test_vllm_prefix.py), so the fault-injecting stand-in (tests/openai_stand_in.py,
+honours the opt-out: tests/backends/test_vllm_prefix.py), so the fault-injecting stand-in (tests/openai_stand_in.py,
 ``cache_after_opt_out``) simulates one: every echoed answer says it read its whole prompt from the cache.
 """
 
