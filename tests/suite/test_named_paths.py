@@ -1,6 +1,7 @@
-"""Every path of this repository that a page or a docstring names exists: a file moved or gone (a test file renamed
-into the layout, a module folded into another) fails here until the sentence that names it follows. A path is one
-that starts at the repository's root (``tests/...``, ``lm_eval_stereo/...``, ``docs/...``, ``bench/...``,
+"""Every path of this repository that a page or a docstring names exists, and every test a page names in backticks
+(a test function or a test file's module name) is one: a file moved or gone (a test file renamed into the layout, a
+module folded into another) or a test renamed fails here until the sentence that names it follows. A path is one that
+starts at the repository's root (``tests/...``, ``lm_eval_stereo/...``, ``docs/...``, ``bench/...``,
 ``scripts/...``) and ends in a file name; a pattern (``tasks/<name>/``, ``{a,b}``, ``*``) or another project's path
 (``every-eval-ever/docs/...``) is no such path. The pages' links: ``test_markdown_links.py``."""
 
@@ -14,6 +15,10 @@ from pathlib import Path
 import pytest
 from lm_eval_runner import REPO
 
+#: a test named in a page's code: a test function, or a test file by its module name
+TEST_NAME = re.compile(r"`(test_\w+)`")
+#: a test function's definition
+TEST_DEFINED = re.compile(r"^\s*(?:async\s+)?def (test_\w+)", re.MULTILINE)
 #: a repository path: not inside another path or word, rooted at one of the repository's top folders, a file's name
 NAMED = re.compile(
     r"(?<![\w/.-])((?:tests|scripts|bench|docs|lm_eval_stereo)/[\w./-]*\w\.(?:py|md|json|yaml|yml|html|txt|csv|toml))"
@@ -58,6 +63,19 @@ def test_every_path_a_page_or_a_docstring_names_exists() -> None:
             texts.append((f"{module.relative_to(REPO)}:{line}", text))
     assert len(texts) > 1000
     assert missing_paths(texts, REPO) == []
+
+
+def test_every_test_a_page_names_is_a_test_of_the_suite() -> None:
+    suite = [path for path in tracked("tests/*.py") if "fixtures" not in path.parts]
+    known = {name for path in suite for name in TEST_DEFINED.findall(path.read_text(encoding="utf-8"))}
+    known |= {path.stem for path in suite}
+    named = {
+        f"{page.relative_to(REPO)}: {name}"
+        for page in tracked("*.md")
+        for name in TEST_NAME.findall(page.read_text(encoding="utf-8"))
+    }
+    assert len(named) > 100 and "test_every_path_a_page_or_a_docstring_names_exists" in known
+    assert sorted(entry for entry in named if entry.split(": ")[1] not in known) == []
 
 
 @pytest.mark.parametrize(
