@@ -1,0 +1,181 @@
+"""One process of :mod:`bench.bench_engines` that holds one or more setups' models and runs their rows on command
+(``python -m bench.engine_worker SETUPS MODEL``, with the vLLM venv's interpreter for the in-process vLLM setups, the
+dev venv's for the others).
+
+SETUPS (JSON): a list of ``{"name": LABEL, "model": NAME, ...}``: NAME ``hf`` or ``hf-prefix`` (batch size
+:data:`HF_BATCH_SIZE`; in one process the two share the weights), ``vllm`` or ``vllm-prefix`` (``batch_size auto``,
+``max_model_len`` :data:`MAX_MODEL_LEN`; ``"order": "by length"``: the ``vllm-prefix`` engine of the same process sent
+in lm_eval's order, longest request first, instead of the sorted token sequences), or ``local-completions`` and
+``local-completions-prefix`` with ``"url"`` and ``"concurrency"``. The models are built once, before the first command
+(not timed); then it prints ``{"ready": true}``.
+
+Each command on stdin (one JSON line: ``{"setup": LABEL, "row": ROW, "tasks": [...], "limit": N}``) runs
+``lm_eval.simple_evaluate`` once; an in-process vLLM engine's prefix cache is emptied first (a server's is emptied by
+the caller). The answer, one JSON line: the seconds end to end and of the log-likelihood phase (the model's
+``loglikelihood`` calls), the prompt tokens computed and read from a cache where this process can count them
+(``vllm-prefix``: its own counts; ``hf-prefix``: its packed rows; ``hf`` and ``vllm``: every request's tokens; served:
+null, the caller reads the server's ``/metrics``), every request's log-likelihood, the float metrics, the documents
+``hf`` flags for a token boundary, and the re-sent requests. Answers go to the process's original stdout; everything
+else printed (vLLM's logs included) goes to stderr, so the caller reads answers only. stdin closed: every engine is
+shut down and the process ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+#: the engines' window (the vLLM tier's); requests are far shorter
+MAX_MODEL_LEN = 1024
+HF_BATCH_SIZE = 16
+#: a request's value in the answers: ``task|doc_id|n``
+KEY = "{task}|{doc}|{n}"
+
+
+def build(setups: list[dict], model: str) -> dict[str, Any]:
+    """Label -> lm_eval model: one per distinct model and server (``order`` shares its ``vllm-prefix`` engine)."""
+    from lm_eval.api.registry import get_model
+
+    built: dict[tuple, Any] = {}
+    for setup in sorted(setups, key=lambda s: s["model"] != "hf"):  # hf first: hf-prefix shares its weights
+        key = (setup["model"], setup.get("url"), setup.get("concurrency"))
+        if key in built:
+            continue
+        name = setup["model"]
+        if name == "hf":
+            built[key] = get_model(name)(pretrained=model, dtype="float32", device="cpu", batch_size=HF_BATCH_SIZE)
+        elif name == "hf-prefix":
+            hf = built.get(("hf", None, None))
+            weights = {"pretrained": hf.model, "tokenizer": hf.tokenizer} if hf else {"pretrained": model}
+            built[key] = get_model(name)(**weights, dtype="float32", device="cpu", batch_size=HF_BATCH_SIZE)
+        elif "url" in setup:
+            built[key] = get_model(name)(model=model, base_url=setup["url"], tokenizer=model,
+                                         tokenizer_backend="huggingface", num_concurrent=setup["concurrency"],
+                                         max_length=MAX_MODEL_LEN)  # fmt: skip
+        else:
+            built[key] = get_model(name)(pretrained=model, dtype="float32", max_model_len=MAX_MODEL_LEN,
+                                         enforce_eager=True, batch_size="auto")  # fmt: skip
+    return {s["name"]: built[(s["model"], s.get("url"), s.get("concurrency"))] for s in setups}
+
+
+def by_length(inputs: list[list[int]]) -> list[int]:
+    """lm_eval's own order of log-likelihood requests: longest first."""
+    return sorted(range(len(inputs)), key=lambda i: (-len(inputs[i]), inputs[i]))
+
+
+def tokens_of(setup: dict, lm: Any, requests: list, counted_before: dict) -> list[int] | None:
+    """[prompt tokens computed, read from a cache] by one run (see the module docstring); None for a served setup."""
+    if "url" in setup:
+        return None
+    if setup["model"] == "vllm-prefix":
+        sent = lm.prompt_tokens["sent"] - counted_before.get("sent", 0)
+        cached = lm.prompt_tokens["cached"] - counted_before.get("cached", 0)
+        return [sent - cached, cached]
+    if setup["model"] == "hf-prefix":
+        return [sum(len(row) for row in lm.pack(lm.token_requests(requests))), 0]
+    return [sum(len(context) + len(continuation) for _, context, continuation in requests), 0]
+
+
+def boundary_flagged(samples: dict) -> list[str]:
+    """``task|doc_id`` of the documents flagged for a token boundary (``boundary_mismatch(es)`` in an item's
+    scores): there ``hf-prefix`` scores the reference's tokens, so their numbers differ from ``hf``'s by design."""
+    return sorted(
+        {
+            f"{task}|{sample['doc_id']}"
+            for task, task_samples in samples.items()
+            for sample in task_samples
+            for value in sample.values()
+            if isinstance(value, dict) and (value.get("boundary_mismatch") or value.get("boundary_mismatches"))
+        }
+    )
+
+
+class Timed:
+    """An lm_eval model whose ``loglikelihood`` calls are timed and whose token requests are recorded."""
+
+    def __init__(self, lm: Any) -> None:
+        self.seconds = 0.0
+        self.requests: list = []
+        scoring, tokenized = lm.loglikelihood, lm._loglikelihood_tokens
+
+        def timed_scoring(*args: Any, **kwargs: Any) -> list:
+            start = time.perf_counter()
+            try:
+                return scoring(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - start
+
+        def recording(requests: list, *args: Any, **kwargs: Any) -> list:
+            self.requests.extend(requests)
+            return tokenized(requests, *args, **kwargs)
+
+        lm.loglikelihood, lm._loglikelihood_tokens = timed_scoring, recording
+
+    def clear(self) -> None:
+        self.seconds, self.requests = 0.0, []
+
+
+def run_once(setup: dict, lm: Any, timing: Timed, command: dict, manager: Any) -> dict:
+    """One ``simple_evaluate`` of ``command``'s row with ``setup``'s model (see the module docstring)."""
+    import lm_eval
+
+    if setup["model"] == "vllm-prefix":
+        lm.dispatch_order = by_length if setup.get("order") == "by length" else type(lm).dispatch_order
+    if setup["model"].startswith("vllm"):
+        lm.model.reset_prefix_cache()
+    counted = dict(getattr(lm, "prompt_tokens", None) or {})
+    timing.clear()
+    start = time.perf_counter()
+    results = lm_eval.simple_evaluate(model=lm, tasks=command["tasks"], limit=command["limit"], task_manager=manager,
+                                      bootstrap_iters=0, log_samples=True)  # fmt: skip
+    seconds = time.perf_counter() - start
+    values = {
+        KEY.format(task=task, doc=sample["doc_id"], n=n): float(response[0][0])
+        for task, samples in results["samples"].items()
+        for sample in samples
+        for n, response in enumerate(sample["resps"])
+    }
+    metrics = {task: {k: v for k, v in m.items() if isinstance(v, float)} for task, m in results["results"].items()}
+    resent = sum(
+        value for m in results["results"].values() for k, value in m.items() if k.startswith("requests_resent")
+    )
+    return {"seconds": seconds, "ll_seconds": timing.seconds, "tokens": tokens_of(setup, lm, timing.requests, counted),
+            "values": values, "metrics": metrics, "flagged": boundary_flagged(results["samples"]),
+            "resent": int(resent)}  # fmt: skip
+
+
+def serve(setups: list[dict], model: str, answers: Any) -> None:
+    """Build the models, then answer the commands on stdin until it closes."""
+    from lm_eval.tasks import TaskManager
+
+    def answer(message: dict) -> None:
+        answers.write(json.dumps(message) + "\n")
+        answers.flush()
+
+    models = build(setups, model)
+    timings = {id(lm): Timed(lm) for lm in models.values()}
+    manager = TaskManager(include_defaults=False, metadata={"pretrained": model})
+    by_name = {setup["name"]: setup for setup in setups}
+    answer({"ready": True})
+    for line in sys.stdin:
+        command = json.loads(line)
+        lm = models[command["setup"]]
+        answer(run_once(by_name[command["setup"]], lm, timings[id(lm)], command, manager))
+
+
+def main(setups: list[dict], model: str) -> None:
+    """:func:`serve`, every vLLM engine it starts shut down when it ends (:mod:`lm_eval_stereo.hooks.vllm`)."""
+    answers = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # everything else printed, by this process and the engines it starts, goes to the log
+    sys.stdout = sys.stderr
+    from lm_eval_stereo.hooks.vllm import shut_down_engines_started_within
+
+    with shut_down_engines_started_within():
+        serve(setups, model, answers)
+
+
+if __name__ == "__main__":
+    main(json.loads(sys.argv[1]), sys.argv[2])
