@@ -116,15 +116,15 @@ def in_process_setups(parts: Iterable[str], model: Path, logs: Path, stack: cont
 
 
 def served_setups(parts: Iterable[str], model: Path, served: Serving, logs: Path, stack: contextlib.ExitStack,
-                  python: Path) -> list[Setup]:  # fmt: skip
-    """One client worker for every served setup: each client at each num_concurrent, against the first replica
-    (``vllm-serve``) and through the balancer (``replicas``)."""
+                  python: Path, concurrency: tuple[int, ...] = CONCURRENCY) -> list[Setup]:  # fmt: skip
+    """One client worker for every served setup: each client at each num_concurrent of ``concurrency``, against the
+    first replica (``vllm-serve``) and through the balancer (``replicas``)."""
     labels = [
         {"backend": client, "num_concurrent": concurrent, "replicas": replicas}
         for replicas, part in ((0, "vllm-serve"), (2, "replicas"))
         if part in parts
         for client in CLIENTS
-        for concurrent in CONCURRENCY
+        for concurrent in concurrency
     ]
     setups = [{**these, "name": engine_rows.label(these), "model": these["backend"],
                "url": served.url(bool(these["replicas"])), "concurrency": these["num_concurrent"]}

@@ -170,6 +170,13 @@ def replicas_line(rows: list[dict]) -> str:
                          f"{one['cores'].get('servers', 0):.2f}, lm_eval's client {two['cores'].get('client', 0):.2f})")  # fmt: skip
     if not parts:
         return "- two replicas against one: not measured (run `--only vllm-serve,replicas`)."
+    behind = find(rows, "local-completions-prefix", replicas=2)
+    if behind and not any(r["cached"] for r in behind):
+        parts.append(
+            "`local-completions-prefix` read nothing from the replicas' caches: HAProxy's round robin sends the "
+            "client's probe (one prompt sent twice) to the two replicas in turn, the second finds nothing cached, and "
+            "the client scores every request uncached, as `local-completions` does"
+        )
     return ("- two replicas behind HAProxy against one `vllm serve`: " + "; ".join(parts) + ". The bound here is the "
             "2 shared cores, not the replicas: each engine runs one thread bound to a core of its own, and the two "
             "engines, their API servers, HAProxy and lm_eval's client share the 2 cores (with whatever else runs on "

@@ -91,6 +91,11 @@ def main() -> None:
         measured = f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {machine()}{' (quick)' if args.quick else ''}."
         benchmarks[name] = {"measured": measured, "markdown": result["markdown"], "json": result["json"]}
     print(write_results(benchmarks, args.quick).read_text())
+    if not args.quick:
+        from bench import choice_table
+
+        choice_table.main([])
+        print(f"docs/RUNNING.md: the choice table written from these results ({choice_table.BEGIN})")
 
 
 if __name__ == "__main__":
