@@ -1,0 +1,38 @@
+"""The engine bench's worker processes (``bench/workers.py``, ``bench/engine_worker.py``): a worker whose model cannot
+be built fails the bench with its log's last lines, and stopping it leaves no process of its session behind (the
+bench stops what it started by PID, however it ends). No model is loaded: the setup names a backend lm_eval does not
+have."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from model_server import session_cpu
+
+from bench.workers import Worker, WorkerFailed
+
+
+def session_alive(session: int) -> bool:
+    """Whether any process of ``session`` is still running (read from ``/proc``)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == session and fields[0] != "Z":
+            return True
+    return False
+
+
+def test_a_worker_that_cannot_build_its_model_fails_with_its_log_and_leaves_nothing_running(tmp_path):
+    setups = [{"name": "broken", "model": "no-such-backend"}]
+    worker = Worker(Path(sys.executable), setups, tmp_path / "model", tmp_path / "worker.log", {})
+    session = worker.process.pid
+    with worker, pytest.raises(WorkerFailed) as failed:
+        worker.ready()
+    message = str(failed.value)
+    assert message.startswith("bench worker broken ended (1):") and "no-such-backend" in message
+    assert worker.process.returncode == 1
+    assert not session_alive(session) and session_cpu(session) == 0.0
