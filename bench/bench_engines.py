@@ -209,6 +209,7 @@ def run(quick: bool = False, parts: list[str] | None = None, previous: dict | No
             measured = measure_parts(wanted, model, rows, repetitions, logs)
         finally:
             keep_logs(logs, quick)
+    keep_runs(measured, quick)
     reference = hf_reference(measured, rows, quick)
     fresh = {part: {"measured": value["measured"], "load": value["load"],
                     "rows": [engine_rows.summarise({"row": row, **labels}, runs, reference[row])
@@ -220,6 +221,16 @@ def run(quick: bool = False, parts: list[str] | None = None, previous: dict | No
     described = "; ".join(f"{row} ({', '.join(tasks)}, --limit {limit})" for row, (tasks, limit) in rows.items())
     text = engine_rows.markdown(all_rows, every, described, repetitions)
     return {"markdown": text, "json": {"rows": rows, "repetitions": repetitions, "parts": every}}
+
+
+def keep_runs(measured: dict[str, dict], quick: bool) -> None:
+    """Every timed run of this invocation (its seconds, tokens, cores and answers per replica; not the per-request
+    numbers) in ``bench/out/engines[-quick]-runs.json``, beside the rows they were summarised into."""
+    runs = {part: {**value, "runs": [(labels, row, [{k: v for k, v in run.items() if k not in ("values", "metrics")}
+                                                    for run in these]) for labels, row, these in value["runs"]]}
+            for part, value in measured.items()}  # fmt: skip
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / f"engines{'-quick' if quick else ''}-runs.json").write_text(json.dumps(runs, indent=1) + "\n")
 
 
 def keep_logs(logs: Path, quick: bool) -> None:
