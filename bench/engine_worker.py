@@ -80,17 +80,11 @@ def tokens_of(setup: dict, lm: Any, requests: list, counted_before: dict) -> lis
 
 
 def boundary_flagged(samples: dict) -> list[str]:
-    """``task|doc_id`` of the documents flagged for a token boundary (``boundary_mismatch(es)`` in an item's
-    scores): there ``hf-prefix`` scores the reference's tokens, so their numbers differ from ``hf``'s by design."""
-    return sorted(
-        {
-            f"{task}|{sample['doc_id']}"
-            for task, task_samples in samples.items()
-            for sample in task_samples
-            for value in sample.values()
-            if isinstance(value, dict) and (value.get("boundary_mismatch") or value.get("boundary_mismatches"))
-        }
-    )
+    """``task|doc_id`` of the documents flagged for a token boundary (:func:`bench.bench_scoring.boundary_flagged`):
+    there ``hf-prefix`` scores the reference's tokens, so their numbers differ from ``hf``'s by design."""
+    from bench.bench_scoring import boundary_flagged as flagged_documents
+
+    return sorted(f"{task}|{doc}" for task, doc in flagged_documents({"samples": samples}))
 
 
 class Timed:
