@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -36,7 +37,7 @@ from bench import engine_rows
 from bench.engine_rows import PARTS
 from bench.servers import Serving, serving
 from bench.timing import REPETITIONS
-from bench.workers import REPO, Worker, session_cpu
+from bench.workers import REPO, Worker, WorkerFailed, session_cpu
 from lm_eval_stereo.local_models.real import SMOLLM2, materialise
 
 VLLM_BIN = REPO / ".cache" / "vllm-venv" / "bin"
@@ -83,17 +84,34 @@ class Setup:
         return run
 
 
-def interleaved(setups: list[Setup], rows: dict, repetitions: int) -> dict[tuple[str, str], list[dict]]:
-    """(setup, row) -> its timed runs: a warm-up, then ``repetitions`` rounds, each setup's run after the other's."""
+def interleaved(setups: list[Setup], rows: dict, repetitions: int) -> tuple[dict[tuple[str, str], list[dict]], dict]:
+    """(setup, row) -> its timed runs: a warm-up, then ``repetitions`` rounds, each setup's run after the other's;
+    and setup -> why it failed, for the setups whose worker ended (an engine that died, a process the machine killed):
+    the others go on, and the failed ones are shown as failed."""
     runs: dict[tuple[str, str], list[dict]] = {}
+    failed: dict[str, str] = {}
     for repetition in range(repetitions + 1):
         for row, (tasks, limit) in rows.items():
-            for setup in setups:
-                print(f"   {'warm-up' if not repetition else f'run {repetition}'}: {row}, {setup.name}", flush=True)
-                run = setup.run(row, tasks, limit)
+            for setup in [s for s in setups if s.name not in failed]:
+                when = "warm-up" if not repetition else f"run {repetition}"
+                try:
+                    run = setup.run(row, tasks, limit)
+                except WorkerFailed as ended:
+                    reason = f"{when} of {row}: {failure(str(ended))} (log: {setup.worker.log.name})"
+                    print(f"   {time.strftime('%H:%M:%S')} {setup.name}: FAILED in the {reason}", flush=True)
+                    failed.update({s.name: reason for s in setups if s.worker is setup.worker})
+                    continue
+                print(f"   {time.strftime('%H:%M:%S')} {when}: {row}, {setup.name}: {run['seconds']:.1f} s "
+                      f"(log-likelihood {run['ll_seconds']:.1f} s)", flush=True)  # fmt: skip
                 if repetition:
                     runs.setdefault((setup.name, row), []).append(run)
-    return runs
+    return runs, failed
+
+
+def failure(message: str) -> str:
+    """The exception a worker's log ends with (the last ``...Error: ...`` line), else the message's first line."""
+    errors = [line for line in message.splitlines() if re.match(r"^[\w.]*(Error|Exception|Killed)\b", line)]
+    return errors[-1][:300] if errors else message.splitlines()[0]
 
 
 def in_process_setups(parts: Iterable[str], model: Path, logs: Path, stack: contextlib.ExitStack) -> list[Setup]:
@@ -148,12 +166,13 @@ def measure_parts(parts: list[str], model: Path, rows: dict, repetitions: int, l
                 served = stack.enter_context(serving(model, logs, VLLM_BIN / "vllm", SERVER_FLAGS, replicas,
                                                      balancer="replicas" in group))  # fmt: skip
                 setups = served_setups(group, model, served, logs, stack, Path(sys.executable))
-            runs = interleaved(setups, rows, repetitions)
+            runs, failed = interleaved(setups, rows, repetitions)
         load = [list(load_before), list(os.getloadavg())]
         for part in group:
             mine = [s for s in setups if part_of(s.labels) == part]
             measured[part] = {"measured": f"measured {started}", "load": load,
-                              "runs": [(s.labels, row, runs[s.name, row]) for s in mine for row in rows]}  # fmt: skip
+                              "runs": [(s.labels, row, runs.get((s.name, row), [])) for s in mine for row in rows],
+                              "failed": {s.name: failed[s.name] for s in mine if s.name in failed}}  # fmt: skip
     return measured
 
 
@@ -172,6 +191,8 @@ def hf_reference(measured: dict[str, dict], rows: dict, quick: bool) -> dict[str
     rows; written there when measured now."""
     path = reference_file(quick)
     if "hf" in measured:
+        if "hf" in measured["hf"]["failed"]:
+            raise RuntimeError(f"hf failed, nothing to compare with: {measured['hf']['failed']['hf']}")
         reference = {row: {key: runs[-1][key] for key in ("values", "metrics", "flagged")}
                      for labels, row, runs in measured["hf"]["runs"] if labels["backend"] == "hf"}  # fmt: skip
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -213,6 +234,7 @@ def run(quick: bool = False, parts: list[str] | None = None, previous: dict | No
     reference = hf_reference(measured, rows, quick)
     fresh = {part: {"measured": value["measured"], "load": value["load"],
                     "rows": [engine_rows.summarise({"row": row, **labels}, runs, reference[row])
+                             if runs else {"row": row, **labels, "failed": value["failed"][engine_rows.label(labels)]}
                              for labels, row, runs in value["runs"]]}
              for part, value in measured.items()}  # fmt: skip
     every = {**kept, **fresh}

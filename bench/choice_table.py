@@ -16,7 +16,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from bench.engine_rows import find, label, ratio_to_hf
+from bench.engine_rows import find, label, measured, ratio_to_hf
 from bench.run import read_results
 
 REPO = Path(__file__).resolve().parents[1]
@@ -130,7 +130,7 @@ def gpu_choice(benchmarks: dict) -> list[str]:
 def table(benchmarks: dict) -> str:
     """The block between the markers."""
     engines = benchmarks.get("engines", {})
-    rows = [row for part in engines.get("json", {}).get("parts", {}).values() for row in part["rows"]]
+    rows = measured([row for part in engines.get("json", {}).get("parts", {}).values() for row in part["rows"]])
     # lm_eval's order is the bench's check of vllm-prefix's dispatch order, not a setup a user chooses
     in_process = pick([r for r in rows if not r.get("num_concurrent") and not r.get("order")], rows)
     cpu = (

@@ -80,13 +80,18 @@ def summarise(setup: dict, runs: list[dict], reference: dict) -> dict:
 
 def ratio_to_hf(row: dict, rows: list[dict]) -> float | None:
     """hf's median log-likelihood-phase seconds on the same row / this row's (above 1: faster than hf)."""
-    hf = [r for r in rows if r["row"] == row["row"] and r["backend"] == "hf"]
+    hf = [r for r in measured(rows) if r["row"] == row["row"] and r["backend"] == "hf"]
     return hf[0]["ll_seconds"]["median"] / row["ll_seconds"]["median"] if hf else None
 
 
+def measured(rows: list[dict]) -> list[dict]:
+    """The rows that were measured (a setup whose worker ended has a row that says why, and no numbers)."""
+    return [r for r in rows if "failed" not in r]
+
+
 def find(rows: list[dict], backend: str, replicas: int = 0, row: str = TARGET_ROW, **labels: Any) -> list[dict]:
-    return [r for r in rows if r["row"] == row and r["backend"] == backend and r.get("replicas", 0) == replicas
-            and all(r.get(k) == v for k, v in labels.items())]  # fmt: skip
+    return [r for r in measured(rows) if r["row"] == row and r["backend"] == backend
+            and r.get("replicas", 0) == replicas and all(r.get(k) == v for k, v in labels.items())]  # fmt: skip
 
 
 def fastest(rows: list[dict]) -> dict | None:
@@ -213,20 +218,21 @@ def markdown(rows: list[dict], parts: dict[str, dict], described: str, repetitio
     ]
     for row_name in dict.fromkeys(r["row"] for r in rows):
         these = [r for r in rows if r["row"] == row_name]
+        first = measured(these)[0]  # hf's: the bench stops where hf failed
+        flagged = first["flagged_left_out"]
         lines += [
             "",
-            f"**{row_name}** ({these[0]['requests']} requests"
-            + (
-                f"; {these[0]['flagged_left_out']} document(s) flagged by hf left out of same numbers"
-                if these[0]["flagged_left_out"]
-                else ""
-            )  # fmt: skip
+            f"**{row_name}** ({first['requests']} requests"
+            + (f"; {flagged} document(s) flagged by hf left out of same numbers" if flagged else "")
             + ")",
             "",
             "| setup | end to end s | LL s | requests/s | computed | cached | ratio to hf | same numbers | cores |",
             "|---|---|---|---|---:|---:|---:|---|---|",
         ]
         for r in these:
+            if "failed" in r:
+                lines.append(f"| {label(r)} | FAILED in the {r['failed']} | | | | | | | |")
+                continue
             ratio = ratio_to_hf(r, rows)
             same = f"{r['worst_vs_hf']:.1e}, metrics {'equal' if r['metrics_equal'] else 'DIFFER'}"
             cores = " / ".join(f"{side} {value:.2f}" for side, value in r["cores"].items())

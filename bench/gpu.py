@@ -221,7 +221,9 @@ def measure_replicas(model_path: Path, repetitions: int, hf_rows: list[Measured]
         served = stack.enter_context(serving(model_path, Path(folder), binary, flags, gpus, balancer=True))
         setups = served_setups(["vllm-serve", "replicas"], model_path, served, Path(folder), stack,
                                Path(sys.executable), concurrency=SERVED_CONCURRENCY)  # fmt: skip
-        runs = interleaved(setups, ROWS, repetitions)
+        runs, failed = interleaved(setups, ROWS, repetitions)
+    for name, reason in failed.items():
+        print(f"note: {name} failed in the {reason}")
     return [
         Measured(
             SERVED_DTYPE,
@@ -231,8 +233,9 @@ def measure_replicas(model_path: Path, repetitions: int, hf_rows: list[Measured]
             runs[setup.name, row][-1]["tokens"][0],
             tokens.get(row, 0),
             served=True,
-        )  # fmt: skip
+        )
         for setup in setups
+        if setup.name not in failed
         for row in ROWS
     ]
 

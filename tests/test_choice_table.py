@@ -119,3 +119,22 @@ def test_targets_say_met_or_by_how_much_they_were_missed_and_why():
     assert "2.00x `local-completions`" in served and ": met." in served and "Why" not in served
     assert "`local-completions-prefix` 1.50x" in replicas and "read nothing from the replicas' caches" in replicas
     assert "at most 2x one" in replicas
+
+
+def test_a_setup_whose_worker_ended_is_shown_failed_and_left_out_of_the_targets_and_the_table():
+    from bench.bench_engines import failure
+
+    log = "bench worker vllm-prefix ended (1):\nTraceback (most recent call last):\n  File ...\n"
+    log += "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.\nUserWarning: leaked semaphore"
+    reason = f"run 2 of mbbq_en: {failure(log)} (log: vllm-prefix.log)"
+    assert (
+        reason
+        == "run 2 of mbbq_en: vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. (log: vllm-prefix.log)"
+    )
+    assert failure("bench worker hf ended (-9):\n") == "bench worker hf ended (-9):"
+    rows = [row("mbbq_en", "hf", 12.0), row("mbbq_en", "vllm", 6.0),
+            {"row": "mbbq_en", "backend": "vllm-prefix", "failed": reason}]  # fmt: skip
+    text = engine_rows.markdown(rows, {}, "mbbq_en (mbbq_en, --limit 50)", 3)
+    assert f"| vllm-prefix | FAILED in the {reason} | | | | | | | |" in text
+    assert "- `vllm-prefix` against `vllm`: not measured (run `--only vllm`)." in text
+    assert choice_table.pick(engine_rows.measured(rows), rows)["backend"] == "vllm"
