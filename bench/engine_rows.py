@@ -37,10 +37,16 @@ def worst_difference(values: dict[str, float], reference: dict[str, float], flag
     return worst
 
 
-def metrics_equal(metrics: dict[str, dict], reference: dict[str, dict], flagged: set[str]) -> bool:
-    """Every float metric of every task within :data:`TOLERANCE` of hf's (NaN equal to NaN), but the tasks with a
-    document hf flags for a token boundary and the re-sent counts (hf has none)."""
+def differing_metrics(
+    metrics: dict[str, dict], reference: dict[str, dict], flagged: set[str], groups: dict[str, list[str]]
+) -> list[str]:
+    """``task/metric`` of every float metric not within :data:`TOLERANCE` of hf's (NaN equal to NaN), but those of
+    the tasks with a document hf flags for a token boundary and of the groups (``groups``: lm_eval's
+    ``group_subtasks``) that hold such a task, and the re-sent counts (hf has none)."""
     skipped = {key.split("|", 1)[0] for key in flagged}
+    while grown := {group for group, tasks in groups.items() if skipped & set(tasks)} - skipped:
+        skipped |= grown
+    differing = []
     for task, values in reference.items():
         if task in skipped:
             continue
@@ -49,8 +55,8 @@ def metrics_equal(metrics: dict[str, dict], reference: dict[str, dict], flagged:
                 continue
             value = metrics.get(task, {}).get(name, math.nan)
             if not (abs(value - expected) <= TOLERANCE or (math.isnan(value) and math.isnan(expected))):
-                return False
-    return True
+                differing.append(f"{task}/{name}")
+    return differing
 
 
 def summarise(setup: dict, runs: list[dict], reference: dict) -> dict:
@@ -59,7 +65,7 @@ def summarise(setup: dict, runs: list[dict], reference: dict) -> dict:
     requests = len(runs[-1]["values"])
     flagged = set(reference["flagged"])
     tokens = [run["tokens"] for run in runs]
-    return {
+    row = {
         **setup,
         "requests": requests,
         "seconds": spread([run["seconds"] for run in runs]),
@@ -69,13 +75,20 @@ def summarise(setup: dict, runs: list[dict], reference: dict) -> dict:
         "cached": int(statistics.median(t[1] for t in tokens)),
         "resent": max(run["resent"] for run in runs),
         "worst_vs_hf": max(worst_difference(run["values"], reference["values"], flagged) for run in runs),
-        "metrics_equal": all(metrics_equal(run["metrics"], reference["metrics"], flagged) for run in runs),
+        "metrics_differing": sorted(
+            {
+                name
+                for run in runs
+                for name in differing_metrics(run["metrics"], reference["metrics"], flagged, run.get("groups", {}))
+            }
+        ),  # fmt: skip
         "flagged_left_out": len(flagged),
         "cores": {
             side: statistics.median(run["cpu"][side] / run["seconds"] for run in runs) for side in runs[0]["cpu"]
         },
         **({"answered": runs[-1]["answered"]} if "answered" in runs[-1] else {}),
     }
+    return {**row, "metrics_equal": not row["metrics_differing"]}
 
 
 def ratio_to_hf(row: dict, rows: list[dict]) -> float | None:
@@ -234,7 +247,10 @@ def markdown(rows: list[dict], parts: dict[str, dict], described: str, repetitio
                 lines.append(f"| {label(r)} | FAILED in the {r['failed']} | | | | | | | |")
                 continue
             ratio = ratio_to_hf(r, rows)
-            same = f"{r['worst_vs_hf']:.1e}, metrics {'equal' if r['metrics_equal'] else 'DIFFER'}"
+            differing = r.get("metrics_differing") or []
+            same = f"{r['worst_vs_hf']:.1e}, metrics " + (
+                "equal" if r["metrics_equal"] else f"DIFFER ({', '.join(differing)})"
+            )
             cores = " / ".join(f"{side} {value:.2f}" for side, value in r["cores"].items())
             answered = f", answered {' / '.join(str(n) for n in r['answered'])}" if r.get("answered") and len(r["answered"]) > 1 else ""  # fmt: skip
             lines.append(

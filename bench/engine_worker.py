@@ -138,6 +138,7 @@ def run_once(setup: dict, lm: Any, timing: Timed, command: dict, manager: Any) -
     )
     return {"seconds": seconds, "ll_seconds": timing.seconds, "tokens": tokens_of(setup, lm, timing.requests, counted),
             "values": values, "metrics": metrics, "flagged": boundary_flagged(results["samples"]),
+            "groups": results.get("group_subtasks", {}),
             "resent": int(resent)}  # fmt: skip
 
 

@@ -19,7 +19,7 @@ def row(name: str, backend: str, ll: float, *, computed: int = 100, cached: int 
     seconds = {"median": ll, "min": ll, "max": ll}
     return {"row": name, "backend": backend, **labels, "requests": 150, "seconds": seconds, "ll_seconds": seconds,
             "requests_per_s": seconds, "computed": computed, "cached": cached, "resent": 0, "worst_vs_hf": worst,
-            "metrics_equal": equal, "flagged_left_out": 0, "cores": {"client": 0.5, "servers": 0.9}}  # fmt: skip
+            "metrics_equal": equal, "metrics_differing": [] if equal else ["t/acc,none"], "flagged_left_out": 0, "cores": {"client": 0.5, "servers": 0.9}}  # fmt: skip
 
 
 def test_running_md_holds_the_table_of_the_committed_results():
@@ -97,9 +97,15 @@ def test_same_numbers_leave_out_flagged_documents_and_count_a_missing_request_as
     del values["t|0|1"]
     assert engine_rows.worst_difference(values, reference, flagged={"t|1"}) == math.inf
     metrics = {"t": {"acc,none": 0.5, "requests_resent,none": 3.0}, "u": {"acc,none": 0.1}}
-    assert engine_rows.metrics_equal({"t": {"acc,none": 0.5009}, "u": {"acc,none": 0.1}}, metrics, set())
-    assert not engine_rows.metrics_equal({"t": {"acc,none": 0.502}, "u": {"acc,none": 0.1}}, metrics, set())
-    assert engine_rows.metrics_equal({"t": {"acc,none": 0.9}, "u": {"acc,none": 0.1}}, metrics, {"t|4"})
+    differing = engine_rows.differing_metrics
+    assert differing({"t": {"acc,none": 0.5009}, "u": {"acc,none": 0.1}}, metrics, set(), {}) == []
+    assert differing({"t": {"acc,none": 0.502}, "u": {"acc,none": 0.1}}, metrics, set(), {}) == ["t/acc,none"]
+    assert differing({"t": {"acc,none": 0.9}, "u": {"acc,none": 0.1}}, metrics, {"t|4"}, {}) == []
+    # a group holding a task with a flagged document is left out too (its aggregate counts the flagged document)
+    grouped = {**metrics, "g": {"acc,none": 0.3}, "h": {"acc,none": 0.3}}
+    ours = {"t": {"acc,none": 0.9}, "u": {"acc,none": 0.1}, "g": {"acc,none": 0.7}, "h": {"acc,none": 0.7}}
+    assert differing(ours, grouped, {"t|4"}, {"g": ["t", "u"], "h": ["g"]}) == []
+    assert differing(ours, grouped, {"t|4"}, {"g": ["t", "u"]}) == ["h/acc,none"]
 
 
 def test_targets_say_met_or_by_how_much_they_were_missed_and_why():
@@ -138,3 +144,21 @@ def test_a_setup_whose_worker_ended_is_shown_failed_and_left_out_of_the_targets_
     assert f"| vllm-prefix | FAILED in the {reason} | | | | | | | |" in text
     assert "- `vllm-prefix` against `vllm`: not measured (run `--only vllm`)." in text
     assert choice_table.pick(engine_rows.measured(rows), rows)["backend"] == "vllm"
+
+
+def test_a_row_summarises_its_runs_medians_tokens_cores_and_every_differing_metric():
+    reference = {"values": {"t|0|0": -1.0, "t|0|1": -2.0}, "metrics": {"t": {"acc,none": 0.5}}, "flagged": []}
+
+    def run(seconds: float, ll: float, computed: int, acc: float, first: float) -> dict:
+        return {"seconds": seconds, "ll_seconds": ll, "tokens": [computed, 40], "resent": 0, "groups": {},
+                "values": {"t|0|0": first, "t|0|1": -2.0}, "metrics": {"t": {"acc,none": acc}},
+                "cpu": {"client": seconds / 2, "servers": seconds}}  # fmt: skip
+
+    runs = [run(10.0, 8.0, 100, 0.5, -1.0), run(12.0, 10.0, 120, 0.6, -1.5), run(14.0, 4.0, 110, 0.5, -1.0)]
+    row = engine_rows.summarise({"row": "mbbq_en", "backend": "vllm"}, runs, reference)
+    assert row["seconds"] == {"median": 12.0, "min": 10.0, "max": 14.0}
+    assert row["ll_seconds"]["median"] == 8.0 and row["requests_per_s"] == {"median": 0.25, "min": 0.2, "max": 0.5}
+    assert (row["computed"], row["cached"], row["requests"]) == (110, 40, 2)
+    assert row["cores"] == {"client": 0.5, "servers": 1.0}
+    # the second run's numbers differ: the row says so, whichever run it was
+    assert row["worst_vs_hf"] == 0.5 and row["metrics_differing"] == ["t/acc,none"] and not row["metrics_equal"]
