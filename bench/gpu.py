@@ -165,7 +165,7 @@ def measure_vllm(model_path: Path, dtype: str, repetitions: int, hf_rows: list[M
     import lm_eval
     from lm_eval.tasks import TaskManager
 
-    from lm_eval_stereo.hooks.vllm import shut_down_engines_started_within
+    from lm_eval_stereo.core.engines import shut_down_engines_started_within
     from lm_eval_stereo.models.vllm_prefix import VLLMPrefix
 
     manager = TaskManager(include_defaults=False, metadata={"pretrained": str(model_path)})

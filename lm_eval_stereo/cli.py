@@ -2,10 +2,10 @@
 
 Its own commands are :data:`COMMANDS` (``report``, ``export``, ``data``, ``inventory``, ``real-model``,
 ``build-tiny-model``, ``tasks-path``) and the benchmarks' own (``Benchmark.commands``, e.g. ``leakage``); with no
-arguments or ``--help`` it lists them, one line each (:func:`usage`). Anything else is passed unchanged to lm_eval's
-own command line, with the plugin's tasks and models registered whatever ``LM_EVAL_STEREO_AUTOLOAD`` says;
-``--tasks list`` (which lm_eval 0.4.13 replaced by ``lm_eval ls tasks``) works as before (see
-:mod:`lm_eval_stereo._autoload`). Every argument of the plugin's own commands is checked before any work starts
+arguments or ``--help`` it lists them, one line each (:func:`usage`). Anything else is passed to lm_eval's
+own command line, with the plugin's tasks and models registered whatever ``LM_EVAL_STEREO_AUTOLOAD`` says, its
+legacy ``--tasks list`` (which lm_eval 0.4.13 replaced by ``lm_eval ls tasks``) translated and its arguments checked
+before anything loads (:mod:`lm_eval_stereo.cli_lm_eval`). Every argument of the plugin's own commands is checked before any work starts
 (:mod:`lm_eval_stereo.cli_args`): bad input ends in exit status 2 and one line naming the argument.
 """
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 def _build_tiny_model(argv: list[str]) -> int:
     from lm_eval_stereo.cli_args import Parser, empty_output_folder
+    from lm_eval_stereo.core.whole_files import WriteError
     from lm_eval_stereo.local_models.tiny import BUILDERS
 
     parser = Parser(prog="lm-eval-stereo build-tiny-model")
@@ -33,7 +34,10 @@ def _build_tiny_model(argv: list[str]) -> int:
     parser.add_argument("--kind", choices=sorted(BUILDERS), default="causal")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    path = BUILDERS[args.kind](args.directory, seed=args.seed)
+    try:
+        path = BUILDERS[args.kind](args.directory, seed=args.seed)
+    except WriteError as exc:
+        parser.exit(2, f"{parser.prog}: error: {exc}\n")
     print(path)
     return 0
 
@@ -105,26 +109,30 @@ def _report_parser() -> Parser:
 
 
 def _write_html(report: Report, args: argparse.Namespace, parser: Parser) -> None:
-    """The HTML page and its figures, where ``--html`` asks for them."""
+    """The HTML page and its figures, where ``--html`` asks for them; a file that cannot be written whole (the folder
+    checked at the start became unwritable, the disk is full, a link leads outside the folder) ends the command in one
+    line naming it, the earlier page left as it was."""
+    from lm_eval_stereo.core.whole_files import WriteError
     from lm_eval_stereo.report.html import write_html
 
     try:
         page = write_html(report, args.html)
-    except OSError as exc:  # the folder checked at the start became unwritable, or the disk is full
-        parser.fail("--html", f"{args.html}: cannot be written ({exc.strerror})")
+    except WriteError as exc:
+        parser.exit(2, f"{parser.prog}: error: {exc}\n")
     print(f"HTML report: {page}", file=sys.stderr)
 
 
 def _write_json(report: Report, args: argparse.Namespace, parser: Parser) -> None:
-    """The report as data, where ``--json`` asks for it."""
+    """The report as data, where ``--json`` asks for it (written whole, or one line naming the file)."""
     import json
 
+    from lm_eval_stereo.core.whole_files import WriteError, write_whole
     from lm_eval_stereo.report import report_json
 
     try:
-        args.json.write_text(json.dumps(report_json(report), indent=2), encoding="utf-8")
-    except OSError as exc:
-        parser.fail("--json", f"{args.json}: cannot be written ({exc.strerror})")
+        write_whole(args.json, json.dumps(report_json(report), indent=2), within=args.json.parent)
+    except WriteError as exc:
+        parser.exit(2, f"{parser.prog}: error: {exc}\n")
 
 
 def _report(argv: list[str]) -> int:
@@ -242,13 +250,10 @@ def main(argv: list[str] | None = None) -> int:
         if benchmark_command is not None:
             return benchmark_command(argv[1:])
     from lm_eval_stereo._autoload import activate
+    from lm_eval_stereo.cli_lm_eval import run
 
     activate()
-    from lm_eval.__main__ import cli_evaluate
-
-    sys.argv = ["lm-eval-stereo", *argv]
-    cli_evaluate()
-    return 0
+    return run(argv)
 
 
 if __name__ == "__main__":

@@ -98,12 +98,12 @@ def output_file(text: str) -> Path:
         raise argparse.ArgumentTypeError(f"{path}: the folder {parent} does not exist")
     if parent_kind != "folder":
         raise argparse.ArgumentTypeError(f"{path}: {parent} is a {parent_kind}, not a folder")
-    if kind == "file":
+    if kind == "file" and not path.is_symlink():
         try:
             path.open("ab").close()
         except OSError as exc:
             raise argparse.ArgumentTypeError(f"{path}: cannot be written ({exc.strerror})") from None
-    else:
+    else:  # a new file, or a link the file will replace (never written through: core/whole_files)
         _writable_folder(parent, path)
     return path
 

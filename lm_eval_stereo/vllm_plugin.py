@@ -49,7 +49,6 @@ def sampling_params_wrapper(original: Any) -> Any:
             params.skip_reading_prefix_cache = False
         return params
 
-    to_sampling_params._lm_eval_stereo = True  # type: ignore[attr-defined]
     return to_sampling_params
 
 
@@ -65,7 +64,6 @@ def new_request_wrapper(original: Any) -> Any:
             setattr(processor, PROMPT_ATTRIBUTE, list(request.prompt_token_ids or []))
         return processor
 
-    from_new_request._lm_eval_stereo = True  # type: ignore[attr-defined]
     return classmethod(from_new_request)
 
 
@@ -102,7 +100,6 @@ def update_wrapper(original: Any) -> Any:
         for position in range(done, min(done + rows, len(self.prompt_logprobs))):
             self.prompt_logprobs[position] = None
 
-    update_from_output._lm_eval_stereo = True  # type: ignore[attr-defined]
     return update_from_output
 
 

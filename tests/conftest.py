@@ -9,8 +9,9 @@ import pytest
 from lm_eval_runner import REPO, LmEvalRun, shared_data_dir  # noqa: F401  (re-exported for tests)
 from tiers import ENGINE
 
-#: CPU-seconds per test file at the end of every run (:mod:`cpu_report`)
-pytest_plugins = ("cpu_report",)
+#: CPU-seconds per test file at the end of every run (:mod:`cpu_report`); the ``disk`` fixture, a small file system to
+#: fill or turn read-only (:mod:`small_disk`)
+pytest_plugins = ("cpu_report", "small_disk")
 
 #: the files of the vLLM tier: one unit of work for xdist (:func:`pytest_xdist_make_scheduler`), so that they share
 #: one pair of served replicas (:func:`vllm_replicas`)

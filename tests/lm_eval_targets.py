@@ -3,14 +3,13 @@
 import (``lm_eval.models.vllm_causallms`` only where vLLM is installed), records every attribute of those modules and
 of the classes they define, and lm_eval's registered model names, installs the hooks (:func:`_autoload.activate`) and
 prints, as JSON, the modules it imported and every attribute and model name that is new or no longer the same object
-(``lm_eval.api.model.LM.masked_span``, ``lm_eval.api.registry.model_registry[hf-mlm]``)."""
+(``lm_eval.evaluator.evaluate``, ``lm_eval.api.registry.model_registry[hf-mlm]``)."""
 
 from __future__ import annotations
 
 import importlib
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,32 +17,13 @@ from types import ModuleType
 
 #: the registry whose names the plugin adds to
 REGISTRY = "lm_eval.api.registry.model_registry"
-#: the section of docs/ARCHITECTURE.md that lists the targets, and one of its rows: `target` | `hook` | why |
-SECTION = "## What the plugin changes in lm_eval"
-ROW = re.compile(r"^\| `(?P<target>lm_eval[^`]*)` \| `(?P<hook>hooks/[a-z_]+\.py)` \| (?P<why>[^|]*\S[^|]*) \|$")
 
 
-def listed_targets(page: str) -> dict[str, str]:
-    """The targets the architecture page lists, each with the hook module that writes it."""
-    start = page.index(f"\n{SECTION}\n")
-    end = page.find("\n## ", start + 1)
-    rows = {}
-    for line in page[start : end if end != -1 else len(page)].splitlines():
-        if found := ROW.match(line):
-            assert found["target"] not in rows, f"{found['target']} is listed twice"
-            rows[found["target"]] = found["hook"]
-    return rows
+def expected_targets(imported: list[str]) -> set[str]:
+    """The targets of the start-up hook's table (``_autoload.HOOKS``) whose lm_eval module was imported."""
+    from lm_eval_stereo import _autoload
 
-
-def expected_targets(listed: dict[str, str], imported: list[str], hooked: list[str]) -> set[str]:
-    """The listed targets that belong to an imported module: each belongs to the hooked lm_eval module with the
-    longest name it starts with (the registry's names to ``lm_eval``, imported first)."""
-    expected = set()
-    for target in listed:
-        owner = max((name for name in hooked if target.startswith(name + ".")), key=len)
-        if owner in imported:
-            expected.add(target)
-    return expected
+    return {hook.target for hook in _autoload.HOOKS if hook.module in imported}
 
 
 def _attributes(modules: dict[str, ModuleType]) -> dict[str, object]:
@@ -68,7 +48,7 @@ def changed_targets() -> tuple[list[str], list[str]]:
     from lm_eval_stereo import _autoload
 
     modules: dict[str, ModuleType] = {}
-    for name in _autoload._HOOKS:
+    for name in sorted(_autoload.TRIGGERS, key=len):
         try:
             modules[name] = importlib.import_module(name)
         except ImportError:

@@ -1,8 +1,8 @@
-"""A stand-in for an OpenAI-compatible server on 127.0.0.1, for the answers no real server gives: it answers
-``/v1/completions`` (prompt log-probabilities with ``echo``, as vLLM does) and ``/v1/chat/completions`` like a
-well-behaved server, but for the one fault a test sets (:data:`FAULTS`). The tests use it only for those faults;
-everything a real server can show is tested against ``transformers serve`` or ``vllm serve`` (tests/test_served.py,
-tests/test_vllm.py).
+"""A stand-in for an OpenAI-compatible server on 127.0.0.1, for the answers no real server gives, or none gives on
+demand: it answers ``/v1/completions`` (prompt log-probabilities with ``echo``, as vLLM does; a text for a generation
+request) and ``/v1/chat/completions`` like a well-behaved server, but for the one fault a test sets (:data:`FAULTS`).
+The tests use it only for those faults; everything a real server can show is tested against ``transformers serve``
+or ``vllm serve`` (tests/test_served.py, tests/test_vllm.py).
 
 A prompt's log-probabilities are a function of its tokens (:func:`token_logprob`), so that a test can compute what a
 well-formed answer scores.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,9 +31,19 @@ FAULTS = {
     "suffix": "every answer names the model asked for with '-2024-08-06' after it (as OpenAI's API names versions)",
     "empty_choices": "chat: an answer with an empty choices list",
     "length": "chat: every answer cut at the token limit (finish_reason 'length')",
+    "returns_stop": "generation: the text holds the request's first stop string and more after it (as transformers "
+    "serve returns it), and names the request's seed (as a server that honours seed samples)",
+    "http_500": "every generation request answered HTTP 500 (a server failing every retry)",
+    "cache_after_opt_out": "every echoed answer says it read its whole prompt from the prefix cache "
+    "(usage.prompt_tokens_details.cached_tokens), whether the request opted in to it or not (a server that ignores "
+    "the opt-out)",
+    "http_503_first": "every request of lm_eval's (token ids) answered HTTP 503 the first time it comes, then answered "
+    "(a server that sheds load and recovers before lm_eval's next try)",
 }
-#: the text of every chat answer
+#: the text of every generation answer (but under ``returns_stop``: :meth:`StandIn.generated`)
 CHAT_TEXT = "Ja."
+#: what follows the stop string in a ``returns_stop`` answer
+AFTER_STOP = "und mehr"
 #: the log-probability of the token generated after an echoed prompt
 GENERATED_LOGPROB = -0.5
 
@@ -44,11 +55,34 @@ def token_logprob(token: Any) -> float:
 
 @dataclass
 class StandIn:
-    """The running stand-in: its base URL, the fault in force (None: none) and the request bodies received."""
+    """The running stand-in: its base URL, the fault in force (None: none), the request bodies received and their
+    headers, and a gate that holds every request until it is open (:meth:`hold`, :meth:`release`)."""
 
     base: str
     fault: str | None = None
     requests: list[dict] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    gate: threading.Event = field(default_factory=threading.Event)
+    #: the request bodies answered HTTP 503 once (``http_503_first``)
+    shed: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.gate.set()
+
+    def hold(self) -> None:
+        """Hold every request from now on, unanswered, until :meth:`release`."""
+        self.gate.clear()
+
+    def release(self) -> None:
+        self.gate.set()
+
+    def wait_for_request(self, timeout: float) -> bool:
+        """Whether a request came within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while not self.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return bool(self.requests)
 
     def set_fault(self, fault: str | None) -> None:
         if fault is not None and fault not in FAULTS:
@@ -60,10 +94,30 @@ class StandIn:
             return "other-model"
         return f"{asked}-2024-08-06" if self.fault == "suffix" else asked
 
+    def generated(self, body: dict) -> str:
+        """The text of a generation answer: :data:`CHAT_TEXT`, or under ``returns_stop`` ``Ja <seed>.``, the request's
+        first stop string (a newline where it sends none) and :data:`AFTER_STOP`."""
+        if self.fault != "returns_stop":
+            return CHAT_TEXT
+        stop = (body.get("stop") or ["\n"])[0]
+        return f"Ja {body.get('seed')}.{stop}{AFTER_STOP}"
+
     def completion(self, body: dict) -> dict:
-        """An echoed prompt's log-probabilities and one generated token, per prompt (token ids or a text)."""
+        """An echoed prompt's log-probabilities and one generated token, per prompt (token ids or a text); a
+        generation request's text (:meth:`generated`) per prompt."""
         prompts = body["prompt"]
         prompts = prompts if isinstance(prompts, list) and prompts and isinstance(prompts[0], list) else [prompts]
+        if not body.get("echo"):
+            choices = [
+                {"index": index, "text": self.generated(body), "logprobs": None, "finish_reason": "stop"}
+                for index in range(len(prompts))
+            ]
+            return {
+                "id": "cmpl-0",
+                "object": "text_completion",
+                "model": self.model_name(body["model"]),
+                "choices": choices,
+            }
         choices = []
         for index, prompt in enumerate(prompts):
             tokens = prompt if isinstance(prompt, list) else str(prompt).split()
@@ -85,15 +139,20 @@ class StandIn:
                     "finish_reason": "length",
                 }
             )
-        return {
+        answer = {
             "id": "cmpl-0",
             "object": "text_completion",
             "model": self.model_name(body["model"]),
             "choices": choices,
         }
+        if self.fault == "cache_after_opt_out":
+            sent = len(prompts[-1]) if isinstance(prompts[-1], list) else len(str(prompts[-1]).split())
+            details = {"cached_tokens": sent}  # vLLM reports the last prompt's
+            answer["usage"] = {"prompt_tokens": sent, "total_tokens": sent + 1, "prompt_tokens_details": details}
+        return answer
 
     def chat(self, body: dict) -> dict:
-        message = {"role": "assistant", "content": CHAT_TEXT}
+        message = {"role": "assistant", "content": self.generated(body)}
         finish = "length" if self.fault == "length" else "stop"
         choices = [] if self.fault == "empty_choices" else [{"index": 0, "message": message, "finish_reason": finish}]
         return {
@@ -102,6 +161,12 @@ class StandIn:
             "model": self.model_name(body["model"]),
             "choices": choices,
         }
+
+
+def _token_ids(body: dict) -> bool:
+    """Whether a completions request sends token ids (lm_eval's requests; the plugin's probe sends a text)."""
+    prompt = body.get("prompt")
+    return isinstance(prompt, list) and bool(prompt) and isinstance(prompt[0], (int, list))
 
 
 def _handler(stand_in: StandIn) -> type[BaseHTTPRequestHandler]:
@@ -126,8 +191,18 @@ def _handler(stand_in: StandIn) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802 (http.server's name)
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             stand_in.requests.append(body)
+            stand_in.headers.append(dict(self.headers.items()))
+            stand_in.paths.append(self.path)
+            stand_in.gate.wait()
             path = self.path.split("?")[0]
-            if path.endswith("/chat/completions"):
+            generation = path.endswith("/chat/completions") or not body.get("echo")
+            key = json.dumps(body, sort_keys=True)
+            if stand_in.fault == "http_500" and generation:
+                self.answer({"error": {"message": "stand-in: internal error", "code": 500}}, 500)
+            elif stand_in.fault == "http_503_first" and _token_ids(body) and key not in stand_in.shed:
+                stand_in.shed.add(key)
+                self.answer({"error": {"message": "stand-in: overloaded", "code": 503}}, 503)
+            elif path.endswith("/chat/completions"):
                 self.answer(stand_in.chat(body))
             elif path.endswith("/completions"):
                 self.answer(stand_in.completion(body))

@@ -46,7 +46,7 @@ def main() -> None:
 
     def open_page_to_be_killed(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
         handle = opened(file, mode, *args, **kwargs)
-        if isinstance(file, (str, os.PathLike)) and "w" in mode:
+        if isinstance(file, (str, os.PathLike)) and ("w" in mode or "x" in mode):
             path = Path(file).resolve()
             if path.parent == folder and "index.html" in path.name:
                 return HalfThenKilled(handle)

@@ -64,7 +64,7 @@ def test_another_backend_s_cache_stops_the_run_in_one_line(runs, tiny_causal, ru
     database = Path(runs["hf"].output_dir).parent / "caches" / f"{cache}_rank0.db"
     assert stopped.returncode == 2 and stopped.results == {}
     assert last_line(stopped) == (
-        f"lm-eval-stereo: --use_cache: {database} holds answers given with model={owner} (this run: {model}), which "
+        f"lm-eval-stereo: --use_cache: {database} holds answers given with backend={owner} (this run: {model}), which "
         "change the answers: give this run its own --use_cache path (one per backend and model), or delete that file"
     )
     assert "Traceback" not in stopped.stderr and "Requests remaining" not in stopped.stderr
@@ -132,6 +132,6 @@ def test_a_cache_that_does_not_say_whose_answers_it_holds(tmp_path):
     assert answer_record.inspect(unmarked) == answer_record.CacheFile(unmarked, answers=1)
     assert claim(str(tmp_path / "new.db"), replay) is True
     assert answers_of(replay) == {
-        "model": "replay",
+        "backend": "replay",
         "outputs_sha256": hashlib.sha256(b"recorded.jsonl\0" + recordings.read_bytes() + b"\0").hexdigest(),
     }

@@ -295,7 +295,9 @@ def test_missing_or_truncated_samples_are_counted(lm_eval_run, tmp_path: Path, c
         expected = "stereoset_multi_en/ss_distance: distance to the ideal exported without CI: no --log_samples items"
     elif damage == "cut_mid_line":
         samples.write_text(text[: len(text) // 2], encoding="utf-8")
-        expected = f"holds 4 items, the results {LIMIT} documents (truncated?)"  # the cut line counted, not an item
+        # the cut line named and counted, not an item
+        expected = (f"holds 4 items and 1 malformed line(s) ({samples}:5: not a JSON line (Unterminated string "
+                    f"starting at: line 1 column ")  # fmt: skip
     elif damage == "lines_dropped":
         samples.write_text("".join(text.splitlines(keepends=True)[:5]), encoding="utf-8")
         expected = f"holds 5 items, the results {LIMIT} documents (truncated?)"
@@ -304,6 +306,8 @@ def test_missing_or_truncated_samples_are_counted(lm_eval_run, tmp_path: Path, c
         expected = "the samples file is not this run's (or is truncated)"
     status, err, record = _run_export([str(folder), "--format", "eee", "--output", str(tmp_path / "out")], capsys)
     assert status == 0 and expected in err, err
+    if damage == "cut_mid_line":
+        assert f"), the results {LIMIT} documents (truncated?)" in err
     results = _by_id(record)
     assert "confidence_interval" not in results["stereoset_multi_en/ss_distance"]["score_details"]["uncertainty"]
     assert "confidence_interval" in results["gest_en/gs_distance"]["score_details"]["uncertainty"]

@@ -79,3 +79,75 @@ def test_the_export_records_and_model_card_name_it(run: LmEvalRun, tmp_path: Pat
     card = capsys.readouterr().out
     line = next(line for line in card.splitlines() if f"| {CROWS} | pct_stereotype |" in line)
     assert line.endswith("| lm_eval; CI: lm-eval-stereo bootstrap from samples |")
+
+
+@pytest.fixture(scope="module")
+def merged_row(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, LmEvalRun, LmEvalRun]:
+    """One model scored by ``hf-prefix`` on StereoSet and by ``hf`` on GEST: backends that give the same numbers, so the
+    report puts both runs on one row."""
+    out = tmp_path_factory.mktemp("merged_row")
+    model_args = f"pretrained={tiny_causal},dtype=float32"
+    prefix, plain = (
+        run_lm_eval(
+            ["--model", backend, "--model_args", model_args, "--tasks", task, "--limit", "4", "--log_samples"],
+            out / backend,
+        )  # fmt: skip
+        for backend, task in (("hf-prefix", STEREOSET), ("hf", "gest_en"))
+    )
+    assert prefix.returncode == 0 and plain.returncode == 0, (prefix.stderr[-2000:], plain.stderr[-2000:])
+    return out, prefix, plain
+
+
+def test_provenance_names_the_backend_that_scored_each_number_on_a_merged_row(merged_row) -> None:
+    out, prefix, plain = merged_row
+    assert (prefix.results["config"]["model"], plain.results["config"]["model"]) == ("hf-prefix", "hf")
+    report = build_report([out])
+    assert len(report.rows) == 1, "hf-prefix gives hf's numbers: one row"
+    markdown = render_markdown(report, details=True)
+    provenance = markdown.split("## Provenance")[1]
+    lines = [[cell.strip() for cell in line.split("|")] for line in provenance.splitlines() if line.startswith("|")]
+    header = next(cells for cells in lines if "model and arguments" in cells)
+    rows = {cells[header.index("task")]: cells for cells in lines if len(cells) == len(header) and cells[2] != "task"}
+    arguments = f"dtype=float32,pretrained={prefix.results['config']['model_args']['pretrained']}"
+    assert rows[STEREOSET][header.index("model and arguments")] == f"hf-prefix {arguments}"
+    assert rows["gest_en"][header.index("model and arguments")] == f"hf {arguments}"
+    assert rows[STEREOSET][header.index("computed by")].endswith("; scored by hf-prefix")
+    assert rows["gest_en"][header.index("computed by")].endswith("; scored by hf")
+    data = report_json(report)
+    ((stereoset,), (gest,)) = (data["tasks"][task].values() for task in (STEREOSET, "gest_en"))
+    assert stereoset["metrics"]["ss"]["provenance"]["backend"] == "hf-prefix"
+    assert gest["metrics"]["gs"]["provenance"]["backend"] == "hf"
+
+
+def test_the_export_names_the_backend_of_each_record(merged_row, tmp_path: Path) -> None:
+    out, _, _ = merged_row
+    records = tmp_path / "records"
+    assert export([str(out), "--format", "eee", "--output", str(records), "--model-id", "org/tiny"]) == 0
+    scored = {}
+    for path in records.rglob("*.json"):
+        for result in json.loads(path.read_text())["evaluation_results"]:
+            details = result["score_details"]["details"]
+            scored[result["evaluation_result_id"]] = details["scored_by"]
+            assert details["computed_by"].endswith(f"; scored by {details['scored_by']}")
+    assert scored[f"{STEREOSET}/ss"] == "hf-prefix" and scored["gest_en/gs"] == "hf"
+
+
+def test_provenance_names_vllm_prefix_and_a_served_endpoint(tmp_path: Path) -> None:
+    """Backends the quick tier cannot start, from results files as lm_eval writes them: ``vllm-prefix`` by its name,
+    a served model by its backend and the endpoint it answered from."""
+    from test_report import with_ci, write_results
+
+    metrics = {**with_ci(60.0, 5, "lms"), **with_ci(52.0, 5, "ss"), "count": 100, "ties": 0}
+    write_results(tmp_path / "engine", "org/model", {STEREOSET: metrics}, backend="vllm-prefix")
+    served = write_results(tmp_path / "served", "org/served", {STEREOSET: metrics}, backend="local-completions")
+    data = json.loads(served.read_text())
+    endpoint = "http://127.0.0.1:8000/v1/completions"
+    data["config"]["model_args"] = f"model=org/served,base_url={endpoint}"
+    served.write_text(json.dumps(data))
+    found = {
+        model: cell["metrics"]["ss"]["provenance"]
+        for model, cell in report_json(build_report([tmp_path]))["tasks"][STEREOSET].items()
+    }
+    backends = sorted(provenance["backend"] for provenance in found.values())
+    assert backends == [f"local-completions at {endpoint}", "vllm-prefix"]
+    assert all(provenance["text"].endswith(f"; scored by {provenance['backend']}") for provenance in found.values())

@@ -333,11 +333,22 @@ def test_overlength_and_empty_sentences_are_counted_not_truncated(tiny_bert):  #
     assert values["identical_pairs"] == 1  # the over-length pair: counted, not scored
 
 
-def test_other_models_are_told_to_use_hf_mlm():
-    from lm_eval.api.model import LM
+def test_other_models_are_told_to_use_hf_mlm(capsys):
+    """S_JSD's ``shared_tokens`` requests on a backend that cannot serve them: one line naming ``--model hf-mlm``
+    (lm_eval would end in an ``AttributeError`` after the model loaded)."""
+    from lm_eval.api.instance import Instance
 
-    with pytest.raises(NotImplementedError, match="--model hf-mlm"):
-        LM.shared_tokens(SimpleNamespace(), [])
+    from lm_eval_stereo.models.router import PluginRouter
+
+    class CausalOnly:
+        rank, world_size = 0, 1
+
+    router = PluginRouter(CausalOnly(), frozenset({"s_jsd_mlm"}))
+    request = Instance("shared_tokens", {}, ("more", "less"), 0, metadata=("s_jsd_mlm", 0, 1))
+    with pytest.raises(SystemExit):
+        router.shared_tokens([request])
+    err = capsys.readouterr().err
+    assert err.startswith("lm-eval-stereo: task(s) s_jsd_mlm make 'shared_tokens' requests") and "--model hf-mlm" in err
 
 
 # ------------------------------------------------------------------ data

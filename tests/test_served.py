@@ -346,9 +346,9 @@ def test_credentials_are_removed_from_urls_and_model_args():
 def test_unanswered_texts_are_empty_outputs_the_request_cache_never_keeps():
     import pickle
 
+    from lm_eval_stereo.core.answer_record import PLUGIN_KEYS, AnswerCache
     from lm_eval_stereo.core.unanswered import Unanswered
-    from lm_eval_stereo.hooks.answer_cache import AnswerCache
-    from lm_eval_stereo.hooks.api_models import cut_at_stops
+    from lm_eval_stereo.models.served_mixin import cut_at_stops
 
     text = pickle.loads(pickle.dumps(Unanswered("")))
     assert isinstance(text, Unanswered) and text == "" and not text
@@ -356,21 +356,36 @@ def test_unanswered_texts_are_empty_outputs_the_request_cache_never_keeps():
     cache = AnswerCache(store)
     cache["a"], cache["b"], cache["c"] = "Ja", Unanswered(""), ""
     assert store == {"a": "Ja", "c": ""} and "b" not in cache and cache["a"] == "Ja"
+    views = AnswerCache(store, prefix=PLUGIN_KEYS)  # the plugin's view's answers: the same file, keys of their own
+    views["a"] = "Ja."
+    assert store == {"a": "Ja", "c": "", f"{PLUGIN_KEYS}a": "Ja."} and views["a"] == "Ja." and "c" not in views
     assert cut_at_stops("Muž je silný.\n\nEnglish: x", ["\n\n", "\nEnglish:"]) == "Muž je silný."
 
 
 def test_a_refused_or_failed_answer_is_no_text_and_a_returned_stop_string_is_cut():
+    """The plugin's view of ``local-chat-completions`` reads a refusal (no content) and a request that failed after
+    every retry as unanswered texts, and cuts a returned stop string; lm_eval's own class reads them as it does."""
     from lm_eval.models.openai_completions import LocalChatCompletion
 
-    model = object.__new__(LocalChatCompletion)
-    model.think_end_token, model._lm_eval_stereo_stop = None, ["\n\n"]
+    from lm_eval_stereo.core.unanswered import Unanswered
+    from lm_eval_stereo.models.served_mixin import STOP_STRINGS, Failed
+    from lm_eval_stereo.models.view import view_class
+
+    model = object.__new__(view_class(LocalChatCompletion))
+    model.think_end_token = None
+    model.__dict__[STOP_STRINGS] = ["\n\n"]
 
     def answer(content):
         return {"choices": [{"index": 0, "message": {"role": "assistant", "content": content, "refusal": "no"}}]}
 
-    assert model.parse_generations(answer(None)) == [None]  # a refusal: no content
+    for texts in (model.parse_generations(answer(None)), model.parse_generations(Failed(prompts=2))):
+        assert texts == [""] * len(texts) and all(isinstance(text, Unanswered) for text in texts) and texts
+    assert len(model.parse_generations(Failed(prompts=2))) == 2
     assert model.parse_generations(answer("Muž.\n\nEnglish:")) == ["Muž."]
-    assert model.parse_generations({"lm_eval_stereo_failed": True, "prompts": 2}) == [None, None]
+    stock = object.__new__(LocalChatCompletion)
+    stock.think_end_token = None
+    assert stock.parse_generations(answer(None)) == [None]
+    assert stock.parse_generations(answer("Muž.\n\nEnglish:")) == ["Muž.\n\nEnglish:"]
 
 
 # --- served answers checked before they are scores (issue 54) ---------------------------------------------------------

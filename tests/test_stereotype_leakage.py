@@ -376,7 +376,9 @@ def _continuation_logprob(model, tokenizer, context: str, continuation: str) -> 
     return float(sum(logp[i - 1, ids[0, i]] for i in range(start, ids.shape[1])))
 
 
-def test_causal_task_scores_the_trait_given_the_prefix(tiny_causal: Path, tmp_path: Path) -> None:
+def test_causal_task_scores_the_trait_given_the_prefix(
+    tiny_causal: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     args = ["--model", "hf", "--model_args", f"pretrained={tiny_causal},dtype=float32", "--device", "cpu"]
@@ -401,13 +403,17 @@ def test_causal_task_scores_the_trait_given_the_prefix(tiny_causal: Path, tmp_pa
     table = results["association_table,none"]
     assert len(table) > 60 and json.loads(table)
     assert "association_table" not in run.stdout and table not in run.stdout
-    # with every metric printed (LM_EVAL_STEREO_TABLE=full) it is shortened to its size
+    # with every metric printed (LM_EVAL_STEREO_TABLE=full) it is shortened to its size, as the plugin's task it is
+    # where it was built (here: marked so, as building it marks it); lm_eval's own task's text is left whole
+    from lm_eval_stereo.core import metrics
     from lm_eval_stereo.hooks.console import short_texts
 
-    shown = short_texts({"results": {"stereotype_leakage_en": results}}, "results")
+    monkeypatch.setitem(metrics._TABLES, "stereotype_leakage_en", ("score",))
+    shown = short_texts({"results": {"stereotype_leakage_en": results, "stock_task": results}}, "results")
     assert shown["results"]["stereotype_leakage_en"]["association_table,none"] == (
         f"({len(table):,} characters: see the results file)"
     )
+    assert shown["results"]["stock_task"]["association_table,none"] == table
 
 
 def test_boundary_mismatches_count_the_splits_a_tokenizer_merges() -> None:

@@ -204,7 +204,7 @@ def test_a_damaged_foreign_or_malformed_cache_file_stops_in_one_line_and_runs_no
         truncated: "is a damaged SQLite database (",
         text: "is not an SQLite database (lm_eval's --use_cache files are)",
         foreign: "is an SQLite database but no lm_eval answer cache (tables users)",
-        malformed: "has a record of whose answers it holds that is no JSON object of texts naming the model",
+        malformed: "has a record of whose answers it holds that is no JSON object of texts naming the backend",
     }
     for cache, problem in expected.items():
         run = cached_run(tiny_causal, cache, tmp_path / cache.stem)

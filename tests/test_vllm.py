@@ -11,7 +11,7 @@ Instruct in float32:
   scores and metrics, the token-boundary flags of ``hf`` raised on the same items. Greedy generation: the same text as
   ``hf`` on every document but where the token limit cuts a character (counted, :func:`cut_character`). Sampled: a
   seed per repeat (``seed + k``), so the repeats differ and the served run gives the same samples. Both runs exit 0
-  (the engine shut down before the interpreter is torn down, :mod:`lm_eval_stereo.hooks.vllm`). The report
+  (the engine shut down before the interpreter is torn down, :mod:`lm_eval_stereo.core.engines`). The report
   and the Every Eval Ever export read the run like any other and name its backend.
 - served: two ``vllm serve`` replicas behind HAProxy (:mod:`vllm_replicas`, one pair for the session, see
   ``conftest.vllm_replicas``). ``local-completions`` through the balancer on the same log-likelihood tasks equals ``hf``
@@ -46,7 +46,6 @@ from pathlib import Path
 
 import pytest
 from lm_eval_runner import (
-    REPO,
     LmEvalRun,
     assert_same_metrics,
     lm_eval_command,
@@ -286,7 +285,7 @@ def test_the_report_and_export_name_the_backend(vllm_ll, tmp_path, capsys):
 def test_seeded_requests_give_the_kth_identical_sampled_request_seed_plus_k():
     from lm_eval.api.instance import Instance
 
-    from lm_eval_stereo.hooks.vllm import seeded_requests
+    from lm_eval_stereo.models.vllm_mixin import seeded_requests
 
     sampled, greedy = {"do_sample": True, "temperature": 0.7}, {"do_sample": False}
     one = Instance("generate_until", {}, ("a", sampled), 0)
@@ -327,18 +326,26 @@ def test_a_python_caller_of_simple_evaluate_exits_0_over_repeated_runs(smollm2, 
     assert first["sample_len"] == 1 and json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
 
 
-def test_the_vllm_backend_s_changes_are_listed_with_their_reasons():
-    """Where vLLM is installed, every module of the start-up hook's table imports, and the hooks change exactly the
-    targets ``docs/ARCHITECTURE.md`` lists, the ``vllm`` ones with them (``test_package_shape`` checks the rest)."""
+def test_the_plugin_changes_nothing_of_lm_eval_s_vllm_and_its_view_matches_it():
+    """Where vLLM is installed, the hooks change exactly the targets of the start-up hook's table (none of lm_eval's
+    ``vllm`` module: the plugin's tasks reach ``VLLM`` through its view), and the view's mixin overrides ``VLLM``'s
+    methods with the parameters they have (``test_package_shape`` checks the rest)."""
     import lm_eval_targets
 
     from lm_eval_stereo import _autoload
 
     found = lm_eval_targets.run(VLLM_BIN / "python", env=ENV)
-    assert sorted(found["modules"]) == sorted(_autoload._HOOKS)
-    listed = lm_eval_targets.listed_targets((REPO / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8"))
-    assert sorted(found["targets"]) == sorted(listed)
-    assert "lm_eval.models.vllm_causallms.VLLM.__init__" in found["targets"]
+    assert sorted(found["targets"]) == sorted(hook.target for hook in _autoload.HOOKS)
+    probe = (
+        "from lm_eval.models.vllm_causallms import VLLM\n"
+        "from lm_eval_stereo.models.view import mismatches, view_class\n"
+        "from lm_eval_stereo.models.vllm_mixin import VLLMMixin\n"
+        "print(mismatches(VLLMMixin, VLLM), [cls.__name__ for cls in view_class(VLLM).__mro__[:3]])\n"
+    )
+    proc = subprocess.run([str(VLLM_BIN / "python"), "-c", probe], capture_output=True, text=True,
+                          env={**os.environ, **ENV}, timeout=600)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split("\n")[0] == "[] ['VLLM', 'VLLMMixin', 'PluginMixin']"
 
 
 # --- served: two vllm serve replicas behind HAProxy (tests/vllm_replicas.py) ---------------------------------------

@@ -25,10 +25,10 @@ def main(output: Path, model_args: str, samples: dict[str, list[int]], include_p
     from lm_eval.loggers import EvaluationTracker
     from lm_eval.tasks import TaskManager
 
+    from lm_eval_stereo.core.engines import shut_down_engines_started_within
     from lm_eval_stereo.core.values import parse_model_args
-    from lm_eval_stereo.hooks.vllm import shut_down_engines_started_within
 
-    # the engine ends with the block, before the interpreter is torn down (lm_eval_stereo.hooks.vllm)
+    # the engine ends with the block, before the interpreter is torn down (lm_eval_stereo.core.engines)
     with shut_down_engines_started_within():
         lm = get_model("vllm-prefix").create_from_arg_string(model_args, {"batch_size": "auto"})
         # the tasks read the model arguments as lm_eval's command line hands them over (merged into the metadata)

@@ -8,10 +8,19 @@ be checked before lm_eval opens the file is checked here (:func:`inspect`), with
 - that it is an SQLite database (its 16-byte header), whole (``PRAGMA quick_check``), and lm_eval's answer cache (no
   table but ``unnamed`` and :data:`RECORD_TABLE`);
 - whose answers it holds: the plugin's record (:func:`write`), a JSON object of texts in a table of its own
-  (:data:`RECORD_TABLE`), never a pickle; a record of another shape is refused, and the pickled record older plugins
-  kept among the answers (:data:`OLD_RECORD_KEY`) is not read.
+  (:data:`RECORD_TABLE`), never a pickle, naming the backend under :data:`BACKEND` beside the model arguments (an API
+  model's own ``model=`` among them); a record of another shape is refused, and the pickled record older plugins
+  kept among the answers (:data:`OLD_RECORD_KEY`) is not read. A record of an earlier version named the backend
+  ``model``, where an API model's ``model=`` argument replaced it: it is compared in that form
+  (:func:`differences`).
 
 A problem is a :class:`CacheFileError` whose message names the file, what is wrong and what to do.
+
+lm_eval reads and writes the answers through an :class:`AnswerCache` (installed by
+:mod:`lm_eval_stereo.hooks.answer_cache`): it never keeps an unanswered request, hands each answer it serves to the
+backend where the backend accounts for them, and keeps the answers of the plugin's view of a backend under keys of
+their own (:data:`PLUGIN_KEYS`, :mod:`lm_eval_stereo.models.router`), apart from lm_eval's answers to the same
+request: the two may differ (a cut text, a marked score).
 """
 
 from __future__ import annotations
@@ -20,13 +29,23 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from lm_eval_stereo.core.answer_cache_faults import AnswerCacheUnwritable, writing
+from lm_eval_stereo.core.unanswered import Unanswered
 
 #: the table of lm_eval's answers (``sqlitedict``'s default table)
 ANSWERS_TABLE = "unnamed"
 #: the plugin's table of one row: the JSON record of whose answers the file holds
 RECORD_TABLE = "lm_eval_stereo_answers_of"
+#: the record's fact naming the backend (``--model``)
+BACKEND = "backend"
+#: the fact that named the backend in the records of earlier versions (now an API model's ``model=`` argument)
+EARLIER_BACKEND = "model"
 #: the key under which older plugins pickled their record among the answers
 OLD_RECORD_KEY = "lm_eval_stereo:answers_of"
+#: the prefix of the keys of the answers the plugin's view of a backend gave (lm_eval's own keys: a sha256 in hex)
+PLUGIN_KEYS = "lm_eval_stereo/"
 #: the first bytes of every SQLite 3 database
 SQLITE_HEADER = b"SQLite format 3\x00"
 #: seconds to wait for a database another process is writing
@@ -62,8 +81,10 @@ def _record(path: str, rows: list[tuple]) -> dict[str, str]:
         record = json.loads(rows[0][0])
     except (TypeError, ValueError):
         record = None
-    if not isinstance(record, dict) or not all(isinstance(v, str) for v in record.values()) or "model" not in record:
-        raise _refuse(path, "has a record of whose answers it holds that is no JSON object of texts naming the model")
+    if not isinstance(record, dict) or not all(isinstance(v, str) for v in record.values()):
+        record = None
+    if record is None or not ({BACKEND, EARLIER_BACKEND} & record.keys()):
+        raise _refuse(path, "has a record of whose answers it holds that is no JSON object of texts naming the backend")
     return record
 
 
@@ -135,11 +156,69 @@ def folder_fingerprint(folder: Path) -> str:
     return f"files-sha256:{digest.hexdigest()[:16]}"
 
 
+def earlier_form(facts: dict[str, str]) -> dict[str, str]:
+    """``facts`` as an earlier version recorded them: the backend under :data:`EARLIER_BACKEND`, which a model argument
+    of that name replaced."""
+    rest = {key: value for key, value in facts.items() if key != BACKEND}
+    return {EARLIER_BACKEND: facts.get(BACKEND, "?"), **rest}
+
+
 def differences(recorded: dict[str, str], ours: dict[str, str]) -> list[str]:
-    """``key=theirs (this run: ours)`` for every fact of two records that differs, the backend first."""
-    keys = sorted(set(recorded) | set(ours), key=lambda key: (key != "model", key))
+    """``key=theirs (this run: ours)`` for every fact of two records that differs, the backend first (a record of an
+    earlier version, without :data:`BACKEND`, compared with :func:`earlier_form` of ours)."""
+    if BACKEND not in recorded:
+        ours = earlier_form(ours)
+    keys = sorted(set(recorded) | set(ours), key=lambda key: (key not in (BACKEND, EARLIER_BACKEND), key))
     return [
         f"{key}={recorded.get(key, '(not set)')} (this run: {ours.get(key, '(not set)')})"
         for key in keys
         if recorded.get(key) != ours.get(key)
     ]
+
+
+class AnswerCache:
+    """lm_eval's request cache (a ``SqliteDict``) that never stores an unanswered request
+    (:class:`~lm_eval_stereo.core.unanswered.Unanswered`, so that a resumed run asks again), tells the backend
+    (``served``) of every answer it serves, reads and writes its keys with ``prefix`` before them (the plugin's
+    view: :data:`PLUGIN_KEYS`), and names its file in the one line that ends the run where an answer cannot be
+    stored (:mod:`lm_eval_stereo.core.answer_cache_faults`)."""
+
+    def __init__(self, store: Any, served: Any = None, prefix: str = "") -> None:
+        self._store = store
+        self._served = served
+        self._prefix = prefix
+        #: an answer could not be stored: the run is ending, and the answers still coming (concurrent requests in
+        #: flight) are not stored, nor raise again
+        self._unwritable = False
+
+    @property
+    def store(self) -> Any:
+        """The ``SqliteDict`` it reads and writes."""
+        return self._store
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if isinstance(value, Unanswered) or self._unwritable:
+            return
+        try:
+            with writing(self._store):
+                self._store[self._prefix + key] = value
+        except AnswerCacheUnwritable:
+            self._unwritable = True
+            raise
+
+    def commit(self, blocking: bool = True) -> None:
+        """Hand what was stored to the file (lm_eval's ``CachingLM`` calls it after each request type)."""
+        with writing(self._store):
+            self._store.commit(blocking=blocking)
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._store[self._prefix + key]
+        if self._served is not None:
+            self._served(value)
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self._prefix + key in self._store
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._store, attr)

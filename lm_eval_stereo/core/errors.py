@@ -1,6 +1,31 @@
-"""Exceptions raised by the data layer; each message says what went wrong and how to fix it."""
+"""Exceptions raised by the data layer, each message saying what went wrong and how to fix it, and :func:`fail`, the
+plugin's one-line end of a run."""
 
 from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+
+def fail(message: str) -> NoReturn:
+    """End the run with ``lm-eval-stereo: message`` on stderr, exit status 2 (the plugin's one-line errors)."""
+    sys.stderr.write(f"lm-eval-stereo: {message}\n")
+    raise SystemExit(2)
+
+
+class RunStop(BaseException):
+    """A problem found while a run works that ends it in one line (:func:`fail`, where lm_eval's command line ran it;
+    the message is that line): a :class:`BaseException`, as :class:`SystemExit` is, so that no retry loop (lm_eval's
+    API models', tenacity's, the plugin's served backends') takes it for a failed request and asks again, and no
+    handler of lm_eval's that logs and goes on (``except Exception``) swallows it."""
+
+
+def quiet_requests_in_flight() -> None:
+    """Silence lm_eval's API models' log as a :class:`RunStop` ends the run: each request still in flight would be
+    logged as failed and "retrying"."""
+    import logging
+
+    logging.getLogger("lm_eval.models.api_models").disabled = True
 
 
 class DataError(RuntimeError):
@@ -14,6 +39,11 @@ class DataUnavailableError(DataError):
 class NoNetworkError(DataUnavailableError):
     """Nothing can be downloaded here (downloads forbidden, or the host does not answer): every other download would
     fail the same way."""
+
+
+class CacheWriteError(DataUnavailableError):
+    """The download cache cannot hold a file (a full disk, a read-only folder): every other file would fail the same
+    way."""
 
 
 class ChecksumError(DataError):

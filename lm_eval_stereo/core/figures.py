@@ -68,7 +68,7 @@ class FigureKit(Protocol):
         ...
 
     def save(self, figure: Any, file: str, title: str, how_to_read: str) -> Any:
-        """Write ``figure`` as the PNG ``file`` beside the page; the report's record of it."""
+        """``figure`` as the PNG ``file`` to write beside the page: the report's record of it."""
         ...
 
     def colors(self) -> dict[str, Any]:

@@ -20,9 +20,8 @@ types that only ``--model hf-mlm`` (:class:`lm_eval_stereo.models.masked_lm.HFMa
 - ``loglikelihood`` / ``loglikelihood_rolling`` work too (pseudo-log-likelihoods with ``hf-mlm``).
 
 A :class:`MaskedLMTask` subclass implements :meth:`MaskedLMTask.doc_to_requests` (doc → ``[(request_type,
-arguments), ...]``); ``item`` receives the responses in that order. Other lm_eval models (e.g. ``--model hf``) get a
-method per request type that stops the run with a message naming ``--model hf-mlm``
-(:mod:`lm_eval_stereo.hooks.language_model`).
+arguments), ...]``); ``item`` receives the responses in that order. On a model that cannot serve them (e.g. ``--model
+hf``) the run stops at them in one line naming ``--model hf-mlm`` (:class:`lm_eval_stereo.models.router.PluginRouter`).
 """
 
 from __future__ import annotations
@@ -33,6 +32,8 @@ from lm_eval.api.instance import Instance
 
 from lm_eval_stereo.core.summary import SummaryTask, instance_kwargs
 
+#: the request types only masked-LM backends serve
+MASKED_REQUEST_TYPES = ("masked_span", "masked_fill", "next_sentence", "shared_tokens", "masked_sensitivity")
 #: ``masked_span`` modes, see :mod:`lm_eval_stereo.models.masked_lm`
 SPAN_MODES = ("l2r_single", "l2r", "all")
 

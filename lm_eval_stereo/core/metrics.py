@@ -199,6 +199,7 @@ BOOKKEEPING = (
     Bookkeeping("n_generations", "sum"),
     Bookkeeping("n_classified", "sum", qualifies=False),
     Bookkeeping("unscored", "sum"),
+    Bookkeeping("near_ties", "sum"),
     Bookkeeping("undetermined", "share"),
     Bookkeeping("empty", "share"),
     Bookkeeping("unclassified_share", "share"),
@@ -312,10 +313,15 @@ class MetricSet:
     def table(self) -> tuple[str, ...]:
         """The metrics lm_eval's console table shows (at most :data:`TABLE_ROWS`): the :attr:`headlines` (without
         any, the directed or ideal ones that are not a detail view), then the declared :data:`QUALIFYING_COUNTS`."""
+        return self.table_with()
+
+    def table_with(self, counts: Iterable[str] = ()) -> tuple[str, ...]:
+        """:attr:`table` of a task that also reports ``counts`` outside its metric set (``near_ties``), which take
+        their place among the :data:`QUALIFYING_COUNTS`."""
         headlines = list(self.headlines) or [
             m.name for m in self.metrics if m.direction in ("higher", "lower", "ideal") and not m.detail
         ]
-        declared = {m.name for m in self.metrics}
+        declared = {m.name for m in self.metrics} | set(counts)
         return tuple([*headlines, *(name for name in QUALIFYING_COUNTS if name in declared)][:TABLE_ROWS])
 
     @property
@@ -382,12 +388,13 @@ class MetricSet:
         return values
 
 
-def register_table(task: str, metric_set: MetricSet) -> None:
-    """Record that the plugin task ``task`` reports ``metric_set`` (its console-table metrics, :func:`table_metrics`).
+def register_table(task: str, metric_set: MetricSet, counts: Iterable[str] = ()) -> None:
+    """Record that the plugin task ``task`` reports ``metric_set`` and the bookkeeping ``counts`` its task class adds
+    (its console-table metrics, :func:`table_metrics`).
 
     Called when a task is built, so only tasks of this process count: a metric set built for other reasons (the
     report's candidates, a test) never changes what another task's table shows."""
-    _TABLES[task] = metric_set.table
+    _TABLES[task] = metric_set.table_with(counts)
 
 
 def table_metrics(task: str) -> tuple[str, ...] | None:

@@ -8,14 +8,20 @@ the cached tokens stop before that token (:func:`reaches_continuation`). A reque
 with the cache skipped, and counted per task; the counts are written into every log-likelihood task's results as
 :data:`RESENT` after lm_eval's ``evaluate`` (:func:`add_resent_counts`, :mod:`lm_eval_stereo.hooks.evaluator`), as
 served models' ``unanswered`` are (:mod:`lm_eval_stereo.core.unanswered`).
+
+A re-sent request is checked like the first (:func:`check_resent`): a served answer that still says its cached tokens
+reach the continuation (a server that reads its cache for a request that did not opt in) cannot be scored either, and
+no further route skips the cache: the run stops in one line naming the endpoint
+(:class:`CacheReadAfterOptOut`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from lm_eval_stereo.core.errors import RunStop, quiet_requests_in_flight
 from lm_eval_stereo.core.unanswered import write_task_counts
 
 #: the per-task count of log-likelihood requests re-sent with the prefix cache skipped
@@ -31,6 +37,29 @@ def reaches_continuation(cached_tokens: int, context_length: int) -> bool:
     whose logits give the continuation's first log-probability: then some of the continuation's log-probabilities
     were not computed."""
     return cached_tokens >= context_length
+
+
+class CacheReadAfterOptOut(RunStop):
+    """A re-sent answer whose cached tokens still reach its continuation; the message is the line that ends the run."""
+
+
+def check_resent(
+    outputs: Any, context_lengths: Sequence[int], cached_tokens: Callable[[Any], int | None], endpoint: str
+) -> None:
+    """Raise :class:`CacheReadAfterOptOut` where an answer to a re-sent request (``outputs``: one answer per prompt,
+    ``context_lengths`` their contexts' lengths) says, by ``cached_tokens(answer)``, that it read its continuation's
+    positions from the prefix cache all the same. An answer that says nothing of its cache is scored (the request
+    skipped the cache)."""
+    for output, context_length in zip(outputs if isinstance(outputs, list) else [outputs], context_lengths):
+        cached = cached_tokens(output)
+        if cached is not None and reaches_continuation(cached, context_length):
+            quiet_requests_in_flight()
+            raise CacheReadAfterOptOut(
+                f"{endpoint} answered a request re-sent without the prefix cache's opt-in from its prefix cache all the "
+                f"same ({cached} cached tokens, its context {context_length}): the continuation's log-probabilities "
+                "were not computed, and it is not scored; no results written. Run --model local-completions against "
+                "it, or start it with prefix caching off (--no-enable-prefix-caching)"
+            )
 
 
 def count_resent(model: Any, tasks: Iterable[str | None]) -> None:

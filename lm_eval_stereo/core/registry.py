@@ -49,6 +49,26 @@ MetricSetFactory = Callable[[str, Mapping[str, Any]], "MetricSet"]
 RECORDED = ("language", "key_field", "facts", "scoring")
 
 
+class RecordedFactError(ValueError):
+    """A fact a task recorded for its metric set's factory (``facts.<name>`` of its config metadata) is not of the kind
+    the factory reads: ``field`` (``facts.<name>``), the ``value`` found and ``what`` it must be."""
+
+    def __init__(self, name: str, value: Any, what: str) -> None:
+        self.field, self.value, self.what = f"facts.{name}", value, what
+        super().__init__(f"{self.field} is not {what} (found {value!r:.80})")
+
+
+def recorded_fact(metadata: Mapping[str, Any], name: str, check: Callable[[Any], bool], what: str) -> Any:
+    """The fact ``name`` a task recorded (``facts.<name>``), None where it recorded none; :class:`RecordedFactError`
+    naming it when ``check`` refuses it (``what``: what it must be). A factory reads its facts through this, so that a
+    malformed one is named by its field, never a raw error of the metric set it would build."""
+    facts = metadata.get("facts") or {}
+    value = facts.get(name) if isinstance(facts, Mapping) else None
+    if value is not None and not check(value):
+        raise RecordedFactError(name, value, what)
+    return value
+
+
 def same_for_every_task(metric_set: MetricSet) -> MetricSetFactory:
     """The factory of a metric set that is the same for every task of its kind."""
 

@@ -1,5 +1,5 @@
 """What a served model's answer must be before lm_eval reads it as a score or a text: the checks
-:mod:`lm_eval_stereo.hooks.api_models` runs on every answer of an OpenAI-compatible server.
+:mod:`lm_eval_stereo.models.served_mixin` runs on every answer of an OpenAI-compatible server to the plugin's tasks.
 
 lm_eval 0.4.13 reads a log-likelihood answer (``echo`` with ``logprobs``) as ``sum(token_logprobs[ctxlen:-1])``: a
 list shorter than the tokens sent, or one without the generated token's entry, silently drops continuation tokens

@@ -24,10 +24,11 @@ import os
 from pathlib import Path
 
 from lm_eval_stereo.core import download
-from lm_eval_stereo.core.errors import DataUnavailableError, NoNetworkError
+from lm_eval_stereo.core.errors import CacheWriteError, DataUnavailableError, NoNetworkError
 from lm_eval_stereo.core.pins import sha256_of
 from lm_eval_stereo.core.registry import get_source
 from lm_eval_stereo.core.upstream import Source
+from lm_eval_stereo.core.whole_files import PartFile, WriteError, whole_file
 
 __all__ = ["cache_file", "cache_path", "fetch", "in_mirror", "sha256_of"]
 
@@ -107,15 +108,29 @@ def cache_file(source_name: str, path: str, progress: download.Progress | None =
         target.unlink()
     root = mirror_dir()
     origin = _mirror_file(root, source, path) if root is not None else None
-    part = _new_part(target, path)
+    try:
+        with whole_file(target) as part:  # made first: a cache that cannot hold the file stops before any download
+            _copy_or_download(source, path, origin, part, progress)
+    except WriteError as exc:
+        raise CacheWriteError(
+            f"the download cache {cache_dir()} cannot hold {exc.path} ({exc.reason}): point {CACHE_ENV} at a "
+            f"writable directory with room for it (default ~/.cache/lm_eval_stereo), or set {DATA_DIR_ENV} to an "
+            "offline mirror."
+        ) from None
+    return target
+
+
+def _copy_or_download(
+    source: Source, path: str, origin: Path | None, part: PartFile, progress: download.Progress | None
+) -> None:
+    """``path`` of ``source`` into ``part``: copied from the mirror file ``origin``, else downloaded."""
+    pin = source.pin(path)
     if origin is not None:
         try:
             with open(origin, "rb") as stream:
-                return download.fill(part, stream, target, pin, str(origin), progress=progress)
+                return download.fill(part, stream, pin, str(origin), progress=progress)
         except OSError as exc:
-            raise DataUnavailableError(
-                f"{origin} cannot be copied into the cache {cache_dir()} ({exc.strerror or exc})"
-            ) from None
+            raise DataUnavailableError(f"{origin} cannot be read ({exc.strerror or exc})") from None
     how_to_fix = (
         f"Set {DATA_DIR_ENV} to an offline mirror laid out as <dir>/{source.name}/{path} "
         "(`lm-eval-stereo data mirror DIR` writes one on a machine with network; "
@@ -123,20 +138,6 @@ def cache_file(source_name: str, path: str, progress: download.Progress | None =
     )
     url = source.url(path)
     if os.environ.get(OFFLINE_ENV, "").strip() not in ("", "0"):
-        part.unlink()
         raise NoNetworkError(f"{url} cannot be downloaded: {OFFLINE_ENV} is set. {how_to_fix}")
     logger.info("downloading %s", url)
-    return download.download(
-        url, part, target, pin, timeout=DOWNLOAD_TIMEOUT_S, how_to_fix=how_to_fix, progress=progress
-    )
-
-
-def _new_part(target: Path, path: str) -> Path:
-    try:
-        return download.new_part(target)
-    except OSError as exc:
-        raise DataUnavailableError(
-            f"the download cache {cache_dir()} cannot hold {path} ({type(exc).__name__}: {exc.strerror or exc}): "
-            f"point {CACHE_ENV} at a writable directory (default ~/.cache/lm_eval_stereo), or set {DATA_DIR_ENV} "
-            "to an offline mirror."
-        ) from None
+    download.download(url, part, pin, timeout=DOWNLOAD_TIMEOUT_S, how_to_fix=how_to_fix, progress=progress)

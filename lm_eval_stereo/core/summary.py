@@ -26,18 +26,32 @@ from lm_eval_stereo.core import options as task_options
 from lm_eval_stereo.core.extras import Extra
 from lm_eval_stereo.core.metrics import MetricSet, register_table
 from lm_eval_stereo.core.model_tokenizer import check_local_tokenizer
+from lm_eval_stereo.core.near_ties import NEAR_TIES
+from lm_eval_stereo.core.near_ties import fields as near_tie_fields
+from lm_eval_stereo.core.near_ties import names as tie_names
+from lm_eval_stereo.core.near_ties import range_names as tie_range_names
 
 MAX_CACHED = 32
 
 
 class SharedSummary:
-    """Per-document values and aggregations for the metrics of ``metric_set``, all computed at once."""
+    """Per-document values and aggregations for the metrics of ``metric_set``, all computed at once; with
+    ``near_ties`` (a task whose items are judgements comparing log-likelihoods), also the count of near-tie items and
+    each headline's range over their judgements (:mod:`lm_eval_stereo.core.near_ties`)."""
 
-    def __init__(self, metric_set: MetricSet, key_field: str = "key") -> None:
+    def __init__(self, metric_set: MetricSet, key_field: str = "key", near_ties: bool = False) -> None:
         self.metric_set = metric_set
-        self.metrics = metric_set.names
+        self.near_ties = near_ties
+        self.metrics = metric_set.names + (tie_names(metric_set.headlines) if near_ties else ())
         self.key_field = key_field
         self._summaries: OrderedDict[tuple[str, ...], Mapping[str, Any]] = OrderedDict()
+
+    def compute(self, items: list[dict[str, Any]]) -> dict[str, Any]:
+        """Every metric of the items (:meth:`MetricSet.compute`), with the near-tie fields where they are counted."""
+        values = self.metric_set.compute(items)
+        if self.near_ties:
+            values.update(near_tie_fields(self.metric_set.summarize, items, self.metric_set.headlines, values))
+        return values
 
     @property
     def first(self) -> str:
@@ -55,7 +69,7 @@ class SharedSummary:
             key = tuple(str(item[self.key_field]) for item in items)
             if key in self._summaries and self._summaries[key]["_items"] is values:  # the same call's stderr
                 return self._summaries[key]
-            self._summaries[key] = {**self.metric_set.compute(items), "_items": values}
+            self._summaries[key] = {**self.compute(items), "_items": values}
             while len(self._summaries) > MAX_CACHED:
                 self._summaries.popitem(last=False)
             return self._summaries[key]
@@ -143,6 +157,10 @@ class SummaryTask(ConfigurableTask):
     #: whether it scores an encoder-decoder model's targets (mT5: ``--model hf --model_args backend=seq2seq``), not a
     #: causal LM's continuations (``scripts/run_real_models.py`` runs the causal log-likelihood tasks)
     SEQ2SEQ: ClassVar[bool] = False
+    #: whether its items judge by comparing a causal LM's log-likelihoods and mark the judgements that are near ties
+    #: (``near_tie``, ``near_tie_alternatives``): the task then reports ``near_ties`` and each headline's
+    #: ``<headline>_near_tie_low`` / ``_near_tie_high`` (:mod:`lm_eval_stereo.core.near_ties`)
+    COMPARES_LOGLIKELIHOODS: ClassVar[bool] = False
 
     def __init__(self, config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         config = {key: value for key, value in (config or {}).items() if key != "class"}
@@ -160,8 +178,14 @@ class SummaryTask(ConfigurableTask):
         metric_set = self.metric_set()
         recorded = {**declaration(metric_set), **self.recorded(metric_set)}
         self.config.metadata = {**(self.config.metadata or {}), **self.options, **recorded}
-        self._shared = SharedSummary(metric_set, self.KEY_FIELD)
-        register_table(str(self.config.task), self._shared.metric_set)
+        near_ties = self.counts_near_ties()
+        self._shared = SharedSummary(metric_set, self.KEY_FIELD, near_ties)
+        register_table(str(self.config.task), self._shared.metric_set, (NEAR_TIES,) if near_ties else ())
+
+    def counts_near_ties(self) -> bool:
+        """Whether the task's items are judgements that compare a causal LM's log-likelihoods, which mark their near
+        ties (:mod:`lm_eval_stereo.core.near_ties`): :attr:`COMPARES_LOGLIKELIHOODS`."""
+        return self.COMPARES_LOGLIKELIHOODS
 
     def metric_set(self) -> MetricSet:
         """The metrics of this task."""
@@ -240,4 +264,10 @@ class SummaryTask(ConfigurableTask):
         return {**{name: self._shared.aggregation(name) for name in self._shared.metrics}, truncation.TRUNCATED: sum}
 
     def higher_is_better(self) -> dict[str, bool | None]:
-        return self._shared.metric_set.higher_is_better()
+        """The metric set's flags; the near-tie fields carry the direction of their headline (the count none)."""
+        flags = self._shared.metric_set.higher_is_better()
+        if self._shared.near_ties:
+            flags[NEAR_TIES] = None
+            for headline in self._shared.metric_set.headlines:
+                flags.update(dict.fromkeys(tie_range_names(headline), flags.get(headline)))
+        return flags

@@ -18,8 +18,9 @@ model argument to raise (:data:`REMEDY`).
 
 The hook point for a backend: answer ``token_split.cut(answer)`` or :data:`UNFIT` for the requests that did not fit;
 nothing else is needed for the count and the caveat. :func:`lm_eval_stereo.core.window.score_within_window` does it for
-a backend's ``_loglikelihood_tokens`` given its window: ``hf-prefix`` (:mod:`lm_eval_stereo.models.hf_prefix`), lm_eval's ``hf``
-(:mod:`lm_eval_stereo.hooks.huggingface`) and ``vllm`` (:mod:`lm_eval_stereo.hooks.vllm`), whose continuation longer
+a backend's ``_loglikelihood_tokens`` given its window: ``hf-prefix`` (:mod:`lm_eval_stereo.models.hf_prefix`) and the
+plugin's views of lm_eval's ``hf`` (:mod:`lm_eval_stereo.models.hf_mixin`) and ``vllm``
+(:mod:`lm_eval_stereo.models.vllm_mixin`), whose continuation longer
 than ``max_model_len`` would otherwise end in lm_eval's raw ``AttributeError`` from ``_parse_logprobs``. This module
 imports nothing of lm_eval at import time (the report reads its names).
 """

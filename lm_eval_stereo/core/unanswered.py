@@ -2,10 +2,10 @@
 
 A served model's request that failed after lm_eval's retries, or whose message had no content (null, a refusal, a
 content filter), gives an :class:`Unanswered` empty text instead of ending the run
-(:mod:`lm_eval_stereo.hooks.api_models`); ``replay``'s ``null`` recordings are the same
-(:mod:`lm_eval_stereo.models.replay`). The task scores it as the empty output it is, lm_eval's ``--use_cache`` never
-stores it (:class:`lm_eval_stereo.hooks.answer_cache.AnswerCache`), and the model that counts them
-(:func:`counting_model`) has its per-task counts written into the results as ``unanswered``
+(the plugin's view of a served model, :mod:`lm_eval_stereo.models.served_mixin`); ``replay``'s ``null`` recordings are
+the same (:mod:`lm_eval_stereo.models.replay`). The task scores it as the empty output it is, lm_eval's ``--use_cache``
+never stores it (:class:`lm_eval_stereo.core.answer_record.AnswerCache`), and the model that counts them
+(:func:`counting_model`) has its per-task counts written into the plugin's tasks' results as ``unanswered``
 (:func:`add_unanswered_counts`, after lm_eval's ``evaluate``: :mod:`lm_eval_stereo.hooks.evaluator`).
 
 A served answer that ended at the token limit (``finish_reason: "length"``: ``max_gen_toks`` reached before the

@@ -3,13 +3,12 @@ one warning, and their answers marked (:mod:`lm_eval_stereo.core.truncation` hol
 
 A window is the most context and continuation tokens the backend reads as one request; a request over it is scored on
 its context cut from the left, and one whose continuation alone needs the whole window is not sent (:data:`UNFIT`).
-Used by ``hf-prefix`` (:mod:`lm_eval_stereo.models.hf_prefix`), lm_eval's ``hf``
-(:mod:`lm_eval_stereo.hooks.huggingface`) and ``vllm`` (:mod:`lm_eval_stereo.hooks.vllm`).
+Used by ``hf-prefix`` (:mod:`lm_eval_stereo.models.hf_prefix`) and the plugin's views of lm_eval's ``hf``
+(:mod:`lm_eval_stereo.models.hf_mixin`) and ``vllm`` (:mod:`lm_eval_stereo.models.vllm_mixin`).
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -84,19 +83,3 @@ def score_within_window(
         answer = ReferenceTokensAnswer(answer) if n in exact else answer
         answers[n] = cut(answer) if n in shortened else answer
     return answers
-
-
-def window_wrapper(original: Any, extra: int, backend: str) -> Any:
-    """A backend's ``_loglikelihood_tokens`` (``original``) through :func:`score_within_window`, its window
-    ``max_length + extra`` tokens; a call from inside one (``hf-prefix``'s fallback to HFLM's) and a rolling call
-    (``override_bs``, windows lm_eval builds to fit) pass through."""
-
-    @functools.wraps(original)
-    def _loglikelihood_tokens(self: Any, requests: list, *args: Any, **kwargs: Any) -> list:
-        if self.__dict__.get(WITHIN_WINDOW) or kwargs.get("override_bs") is not None or len(args) > 1:
-            return original(self, requests, *args, **kwargs)
-        score = functools.partial(original, self, *args, **kwargs)
-        return score_within_window(self, requests, self.max_length + extra, score, backend)
-
-    _loglikelihood_tokens._lm_eval_stereo = True  # type: ignore[attr-defined]
-    return _loglikelihood_tokens

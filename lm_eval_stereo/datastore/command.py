@@ -11,7 +11,8 @@
 ``B`` is a benchmark folder name (:func:`~lm_eval_stereo.datastore.catalogue.benchmark_names`). Exit status 0 when
 everything is in place; 1 when a file is missing, cannot be had or differs from its pin (one line per problem on
 stderr, naming the file; a fetch without any network stops at the first file, in one line that says how to get the
-data); 2 for a bad argument (one line, before anything is read or written).
+data, and a cache or mirror that cannot hold a file stops at that file, in one line naming it and the reason); 2 for
+a bad argument (one line, before anything is read or written).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Sequence
 
 from lm_eval_stereo.cli_args import Parser, input_folder, output_folder
 from lm_eval_stereo.core import sources
-from lm_eval_stereo.core.errors import DataError, NoNetworkError
+from lm_eval_stereo.core.errors import CacheWriteError, DataError, NoNetworkError
 from lm_eval_stereo.core.upstream import Source
 from lm_eval_stereo.datastore.catalogue import (
     Cached,
@@ -115,7 +116,7 @@ def fetch_files(args: argparse.Namespace) -> int:
         for entry in files:
             try:
                 sources.cache_file(entry.source.name, entry.path, progress=bar.update)
-            except NoNetworkError as exc:
+            except (NoNetworkError, CacheWriteError) as exc:  # every other file would fail the same way
                 bar.close()
                 print(f"{PROG} fetch: {exc}", file=sys.stderr)
                 return 1

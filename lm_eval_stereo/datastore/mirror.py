@@ -19,6 +19,7 @@ from lm_eval_stereo.core import download, sources
 from lm_eval_stereo.core.errors import DataError
 from lm_eval_stereo.core.pins import Pin
 from lm_eval_stereo.core.upstream import Source
+from lm_eval_stereo.core.whole_files import WriteError, whole_file
 from lm_eval_stereo.datastore.catalogue import PinnedFile, users
 
 
@@ -45,11 +46,12 @@ def _matches(file: Path, pin: Pin) -> bool:
     return file.is_file() and pin.digest_of(file) == pin.digest
 
 
-def _place(stream: BinaryIO, target: Path, pin: Pin, where: str) -> Path:
-    """``target`` with the bytes of ``stream``, unless it already matches ``pin``."""
-    if _matches(target, pin):
-        return target
-    return download.fill(download.new_part(target), stream, target, pin, where)
+def _place(stream: BinaryIO, root: Path, target: Path, pin: Pin, where: str) -> Path:
+    """``target`` (inside the mirror ``root``) with the bytes of ``stream``, unless it already matches ``pin``."""
+    if not _matches(target, pin):
+        with whole_file(target, within=root) as part:
+            download.fill(part, stream, pin, where)
+    return target
 
 
 def _uncached(files: Sequence[PinnedFile]) -> tuple[set[PinnedFile], list[str]]:
@@ -72,20 +74,21 @@ def _copy(entry: PinnedFile, root: Path, outcome: Outcome) -> None:
     source, cached = entry.source, sources.cache_path(entry.source, entry.path)
     entry.pin.verify(cached, str(cached))
     with open(cached, "rb") as stream:
-        outcome.add(_place(stream, root / source.name / entry.path, entry.pin, str(cached)))
+        outcome.add(_place(stream, root, root / source.name / entry.path, entry.pin, str(cached)))
     copies = {path: root / source.name / path for path in _alternatives(source, entry.path)}
     converter = source.mirror_converter
     if converter is not None and not all(_matches(file, source.mirror_files[path]) for path, file in copies.items()):
         for path, content in converter(entry.path, cached).items():
             where = f"the converted copy {source.name}/{path}"
-            _place(io.BytesIO(content), copies[path], source.mirror_files[path], where)
+            _place(io.BytesIO(content), root, copies[path], source.mirror_files[path], where)
     for file in copies.values():
         outcome.add(file)
 
 
 def write_mirror(root: Path, files: Sequence[PinnedFile]) -> Outcome:
     """Copy each file from the cache to ``root/<source>/<path>`` (and its converted copies); problems name the
-    file: not in the cache, cached with other bytes, or a copy whose bytes differ from its pin."""
+    file: not in the cache, cached with other bytes, or a copy whose bytes differ from its pin; a file the mirror
+    cannot hold (the disk full, the folder read-only) ends the copying, named with the reason."""
     absent, problems = _uncached(files)
     outcome = Outcome(problems=problems)
     for entry in files:
@@ -93,6 +96,9 @@ def write_mirror(root: Path, files: Sequence[PinnedFile]) -> Outcome:
             continue
         try:
             _copy(entry, root, outcome)
+        except WriteError as exc:  # a full disk, a read-only folder: every other file would fail the same way
+            outcome.problems.append(f"{exc}; the mirror stops here")
+            break
         except (DataError, OSError) as exc:
             outcome.problems.append(f"{entry.name}: {exc}")
     return outcome

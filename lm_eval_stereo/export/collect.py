@@ -54,9 +54,10 @@ def logged_items(run: Run, task: str) -> tuple[list[str] | None, str]:
         return None, ""
     documents = run.document_counts(task)
     if documents is not None and len(logged.items) + len(logged.skipped) != documents[0]:
+        malformed = f" and {len(logged.skipped)} malformed line(s) ({logged.skipped[0]})" if logged.skipped else ""
         return None, (
-            f"{logged.path.name} holds {len(logged.items)} items, the results {documents[0]} documents (truncated?): "
-            "no distance CI, no per-item lines"
+            f"{logged.path.name} holds {len(logged.items)} items{malformed}, the results {documents[0]} documents "
+            "(truncated?): no distance CI, no per-item lines"
         )
     return sorted(logged.items), ""
 

@@ -7,7 +7,9 @@ A record names its model by the hub id of the weights (:mod:`.identity`): ``pret
 an interval, a distance without items, an unreadable samples file, a task with nothing to publish) and every warning
 (a field of a results file that cannot be used, a file skipped, runs tied or kept apart) is counted on stderr after
 the summary, one line per kind naming its tasks (:func:`grouped_lines`); ``--details`` lists each with its reason. A
-problem that stops the export is one line and exit status 2."""
+problem that stops the export is one line and exit status 2: a record that cannot be written whole inside ``--output``
+(a full disk, a read-only folder, a link that leads outside) is named with the reason, and the earlier record at its
+path stays as it was."""
 
 from __future__ import annotations
 
@@ -161,6 +163,7 @@ def _publish(
 ) -> list[Omission]:
     """The model-card tables printed, or each run's Every Eval Ever files written (their paths printed); what was
     not published of them."""
+    from lm_eval_stereo.core.whole_files import WriteError
     from lm_eval_stereo.export.headlines import Omission
     from lm_eval_stereo.export.identity import IdentityError, display_name
     from lm_eval_stereo.export.model_card import table
@@ -184,8 +187,8 @@ def _publish(
             written, omitted = write_run(
                 export, args.output, identity, relationship=args.relationship, organization=args.organization
             )
-        except OSError as exc:
-            parser.fail("--output", f"{args.output}: cannot be written ({exc.strerror or exc})")
+        except WriteError as exc:  # a full disk, a read-only folder, a link leading outside --output
+            parser.exit(2, f"{PROG}: error: {exc}\n")
         omissions += omitted
         for path in written:
             print(path)

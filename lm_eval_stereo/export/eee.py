@@ -116,6 +116,7 @@ def _score_details(headline: Headline) -> dict[str, Any]:
         found = headline.provenance
         notes |= {"value_computed_by": found.value_by, "interval_computed_by": found.interval_by}
         notes |= {"computed_by": found.describe(), **({"metric_set": found.metric_set} if found.metric_set else {})}
+        notes |= {"scored_by": found.backend} if found.backend else {}
     if notes:
         details["details"] = notes
     return details

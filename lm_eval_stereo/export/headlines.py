@@ -13,7 +13,7 @@ a missing interval, a distance without items) is an :class:`Omission` with its r
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lm_eval_stereo.core.bootstrap import DEFAULT_ITERS
@@ -151,6 +151,7 @@ def _distance(
             "export_distance", "export_distance_bootstrap" if found else "none",
             headline.provenance.metric_set if headline.provenance else None,
             headline.provenance.lm_eval_version if headline.provenance else "?",
+            headline.provenance.backend if headline.provenance else "",
         ),
     )  # fmt: skip
     reason = f"distance to the ideal exported without CI: {why}"
@@ -166,7 +167,7 @@ def _undefined(values: dict, metric: Metric) -> int | None:
 def _provenance(run: Run, task: str, name: str, has_interval: bool) -> Provenance:
     """Who computed headline ``name`` and its interval; none for an interval the export leaves out."""
     found = provenance(run, task, name)
-    return found if has_interval else Provenance(found.value_by, "none", found.metric_set, found.lm_eval_version)
+    return found if has_interval else replace(found, interval_by="none")
 
 
 def plugin_headlines(

@@ -5,7 +5,8 @@ lm_eval 0.4.13's ``CachingLM`` keys an answer by its request's strings only (``h
 database written by one backend answers another backend's run with the first one's numbers: ``hf`` and ``hf-prefix``
 differ wherever ``hf-prefix`` scores a reference's own tokens (:mod:`lm_eval_stereo.core.token_split`), two models or
 two dtypes of one model differ everywhere; and it opens any file it is given and unpickles what it reads there. This
-module wraps ``CachingLM.__init__`` (:func:`caching_init_wrapper`, installed by :func:`install`):
+module wraps ``CachingLM.__init__`` (:func:`caching_init_wrapper`), for every run with ``--use_cache`` (a cache never
+reused across backends: one of the changes the plugin makes to lm_eval's own tasks too):
 
 - the file is read as data before lm_eval opens it (:mod:`lm_eval_stereo.core.answer_record`, with ``sqlite3`` and
   JSON, no pickle): one that is no SQLite database, is damaged or truncated, holds other tables, or has a record of
@@ -18,25 +19,27 @@ module wraps ``CachingLM.__init__`` (:func:`caching_init_wrapper`, installed by 
   what to do (another ``--use_cache`` path). A database that holds answers but no record (written without the
   plugin, or by an older one) is refused to the plugin's own backends, whose answers differ from lm_eval's, and left
   to lm_eval's backends as lm_eval leaves it, with a warning that its answers are pickles (code);
-- the store ``CachingLM`` reads is an :class:`AnswerCache`: it never keeps a served model's unanswered request
-  (:class:`lm_eval_stereo.core.unanswered.Unanswered`, so that a resumed run asks again), and it hands every answer it
-  serves to the backend's ``served_from_cache`` method where the backend has one (``replay`` accounts for them).
+- a file that cannot be opened or written (a read-only folder, a full disk) stops the run in one line naming it,
+  before the first request or at the answer that could not be stored, the answers stored before kept for the run
+  that resumes (:mod:`lm_eval_stereo.core.answer_cache_faults`);
+- the store ``CachingLM`` reads is an :class:`~lm_eval_stereo.core.answer_record.AnswerCache`: it never keeps an
+  unanswered request of the plugin's tasks (:class:`lm_eval_stereo.core.unanswered.Unanswered`, so that a resumed run
+  asks again; lm_eval's own backends never give one), and it hands every answer it serves to the backend's
+  ``served_from_cache`` method where the backend has one (``replay`` accounts for them).
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from lm_eval_stereo.core import answer_record, model_arguments
+from lm_eval_stereo.core import answer_cache_faults, answer_record, model_arguments
+from lm_eval_stereo.core.answer_record import AnswerCache
 from lm_eval_stereo.core.credentials import is_secret_name, redact_value
-from lm_eval_stereo.core.unanswered import Unanswered
-from lm_eval_stereo.hooks import fail, wrap
-
-#: the module prefix of the plugin's own backends
-PLUGIN_MODULES = "lm_eval_stereo."
+from lm_eval_stereo.core.errors import fail
+from lm_eval_stereo.models.view import is_plugin_backend
 
 
 def backend_name(lm: Any) -> str:
@@ -104,7 +107,7 @@ def answers_of(lm: Any) -> dict[str, str]:
     }
     own = getattr(lm, "answers_depend_on", None)
     found = own() if callable(own) else _effective(lm)
-    facts = {"model": backend_name(lm), **passed}
+    facts = {answer_record.BACKEND: backend_name(lm), **passed}
     for fact, value in found.items():
         if value is not None and (not isinstance(value, str) or value):
             facts[fact] = str(value).removeprefix("torch.")
@@ -137,7 +140,7 @@ def claim(path: str, lm: Any) -> bool:
         return False
     if not found.answers:
         return True
-    if type(lm).__module__.startswith(PLUGIN_MODULES):
+    if is_plugin_backend(lm):
         fail(
             f"--use_cache: {path} holds answers that do not say which backend and model gave them (written without "
             f"lm-eval-stereo, or by an older one); this run is {describe(ours)}, whose answers may differ from "
@@ -155,55 +158,30 @@ def claim(path: str, lm: Any) -> bool:
 
 def describe(facts: dict[str, str]) -> str:
     """``--model hf (pretrained=..., dtype=...)``."""
-    details = ", ".join(f"{key}={value}" for key, value in facts.items() if key != "model")
-    return f"--model {facts.get('model', '?')}" + (f" ({details})" if details else "")
-
-
-class AnswerCache:
-    """lm_eval's request cache (a ``SqliteDict``) that never stores a served model's unanswered request and tells the
-    backend (``served``) of every answer it serves."""
-
-    def __init__(self, store: Any, served: Any = None) -> None:
-        self._store = store
-        self._served = served
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        if not isinstance(value, Unanswered):
-            self._store[key] = value
-
-    def __getitem__(self, key: str) -> Any:
-        value = self._store[key]
-        if self._served is not None:
-            self._served(value)
-        return value
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._store
-
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(self._store, attr)
+    details = ", ".join(f"{key}={value}" for key, value in facts.items() if key != answer_record.BACKEND)
+    return f"--model {facts.get(answer_record.BACKEND, '?')}" + (f" ({details})" if details else "")
 
 
 def caching_init_wrapper(original: Any) -> Any:
     """``CachingLM.__init__`` that :func:`claim`\\ s its database for the run's backend and reads it through an
-    :class:`AnswerCache`."""
+    :class:`~lm_eval_stereo.core.answer_record.AnswerCache`."""
+    signature = inspect.signature(original)
 
     @functools.wraps(original)
-    def __init__(self: Any, lm: Any, cache_db: str, *args: Any, **kwargs: Any) -> None:
-        new = claim(str(cache_db), lm)
-        original(self, lm, cache_db, *args, **kwargs)
+    def __init__(*args: Any, **kwargs: Any) -> None:
+        bound = signature.bind(*args, **kwargs)
+        self, lm, cache_db = bound.arguments["self"], bound.arguments["lm"], str(bound.arguments["cache_db"])
+        new = claim(cache_db, lm)
+        unwritable = answer_cache_faults.check_writable(cache_db, answer_record.LOCK_TIMEOUT)
+        if unwritable is not None:
+            fail(answer_cache_faults.unwritable_line(cache_db, unwritable))
+        answer_cache_faults.quiet_sqlitedict()
+        original(*bound.args, **bound.kwargs)
         if new:
-            answer_record.write(str(cache_db), answers_of(lm))
+            answer_record.write(cache_db, answers_of(lm))
         self.dbdict = AnswerCache(self.dbdict, served=getattr(self.lm, "served_from_cache", None))
         hook = getattr(self.lm, "cache_hook", None)
         if hook is not None and getattr(hook, "dbdict", None) is not None:
             hook.dbdict = self.dbdict
 
-    __init__._lm_eval_stereo = True  # type: ignore[attr-defined]
     return __init__
-
-
-def install(module: ModuleType) -> None:
-    """Make ``--use_cache`` hold one backend's answers, checked as data before it is opened, and keep only answered
-    requests of served models (:func:`caching_init_wrapper`)."""
-    wrap(module.CachingLM, "__init__", caching_init_wrapper)

@@ -1,13 +1,13 @@
 """``lm_eval.models``: lm_eval 0.4.13 registers its built-in backends when ``lm_eval.models`` is imported and has no
-entry point for a plugin's. The plugin's backends (``--model hf-mlm``, ``hf-prefix``, ``replay``) are registered in
-lm_eval's ``model_registry`` right after, by name and a lazy ``module:Class`` target, so that ``lm_eval run --model
-hf-mlm`` finds them without importing them (nor torch) until a run asks for one. This adds names; it changes none of
-lm_eval's.
+entry point for a plugin's. The plugin's backends (``--model hf-mlm``, ``hf-prefix``, ``replay``, ``vllm-prefix``,
+``local-completions-prefix``) are registered in lm_eval's ``model_registry`` right after, by name and a lazy
+``module:Class`` target, so that ``lm_eval run --model hf-mlm`` finds them without importing them (nor torch) until a
+run asks for one. Registration is lm_eval's extension point: this adds names and changes none of lm_eval's.
 """
 
 from __future__ import annotations
 
-from types import ModuleType
+from typing import Any
 
 #: plugin model names and their lazy ``module:Class`` targets
 PLUGIN_MODELS: dict[str, str] = {
@@ -19,10 +19,7 @@ PLUGIN_MODELS: dict[str, str] = {
 }
 
 
-def install(module: ModuleType | None = None) -> None:
-    """Register the plugin models lazily next to lm_eval's built-in ones."""
-    from lm_eval.api.registry import model_registry
-
-    for name, target in PLUGIN_MODELS.items():
-        if name not in model_registry:
-            model_registry.register(name, target=target)
+def register(registry: Any, name: str) -> None:
+    """Register the plugin's model ``name`` lazily in lm_eval's model ``registry`` (once)."""
+    if name not in registry:
+        registry.register(name, target=PLUGIN_MODELS[name])

@@ -20,6 +20,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from lm_eval_stereo.core.whole_files import WriteError, whole_folder
+
 
 class RealModelError(RuntimeError):
     """A real model's wheel is missing, its GGUF does not match its pin, or the folder cannot be written."""
@@ -150,22 +152,25 @@ def materialise(model: RealModel | str, directory: str | os.PathLike) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if _complete(model, target):
             return target
-        with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{target.name}-") as tmp:
-            gguf = verified_gguf(model, Path(tmp))
-            from transformers import AutoModelForCausalLM, AutoTokenizer
+        try:
+            with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{target.name}-") as tmp:
+                gguf = verified_gguf(model, Path(tmp))
+                from transformers import AutoModelForCausalLM, AutoTokenizer
 
-            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-            lm = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype="float32")
-            # the weights are dequantised float32 tensors; only the loader's bookkeeping still calls them "gguf"
-            lm.hf_quantizer = None
-            if hasattr(lm.config, "quantization_config"):
-                del lm.config.quantization_config
-            built = Path(tmp) / "model"
-            lm.save_pretrained(built)
-            tokenizer.save_pretrained(built)
-            record = {"name": model.name, "title": model.title, "licence": model.licence, "gguf_sha256": model.sha256}
-            (built / MARKER).write_text(json.dumps(record), encoding="utf-8")
-            if target.exists():
-                target.rmdir()
-            built.rename(target)
+                tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+                lm = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype="float32")
+                # the weights are dequantised float32 tensors; only the loader's bookkeeping still calls them "gguf"
+                lm.hf_quantizer = None
+                if hasattr(lm.config, "quantization_config"):
+                    del lm.config.quantization_config
+                with whole_folder(target) as built:
+                    lm.save_pretrained(built)
+                    tokenizer.save_pretrained(built)
+                    record = {"name": model.name, "title": model.title, "licence": model.licence,
+                              "gguf_sha256": model.sha256}  # fmt: skip
+                    (built / MARKER).write_text(json.dumps(record), encoding="utf-8")
+        except WriteError as exc:
+            raise RealModelError(f"the model folder {exc}") from None
+        except OSError as exc:  # the GGUF cannot be assembled beside it (a full disk)
+            raise RealModelError(f"the model folder {target}: cannot be written ({exc.strerror or exc})") from None
     return target

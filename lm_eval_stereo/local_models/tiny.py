@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lm_eval_stereo.core.whole_files import whole_folder
+
 #: a few sentences per language the benchmarks use, so that their scripts get merged byte-level tokens
 CORPUS: tuple[str, ...] = (
     "The chess player was asian. Many people live in Ethiopia. The people are very thin.",
@@ -59,15 +61,16 @@ def train_byte_level_bpe(vocab_size: int, special_tokens: list[str]):
 
 
 def save_seeded(directory: str | Path, model_class: type, config: Any, tokenizer: Any, seed: int) -> Path:
-    """Initialise ``model_class(config)`` after seeding torch, and save it with ``tokenizer`` to ``directory``."""
+    """Initialise ``model_class(config)`` after seeding torch, and save it with ``tokenizer`` to ``directory`` (new or
+    empty), whole or not at all (:func:`~lm_eval_stereo.core.whole_files.whole_folder`)."""
     import torch
 
     directory = Path(directory)
     torch.manual_seed(seed)
     model = model_class(config).eval()
-    directory.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
+    with whole_folder(directory) as folder:
+        model.save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
     return directory
 
 

@@ -56,6 +56,7 @@ from tqdm import tqdm
 
 from lm_eval_stereo.core import window
 from lm_eval_stereo.core.token_split import TokenSplit, reference_tokens_of
+from lm_eval_stereo.models.hf_mixin import HFMixin
 from lm_eval_stereo.models.prefix_tree import Row, TokenRequest, fill_rows, pack_rows, truncate
 
 eval_logger = logging.getLogger(__name__)
@@ -103,8 +104,10 @@ def forwarded_tokens(batch: list[Row]) -> int:
     return len(batch) * max(len(row) for row in batch)
 
 
-class HFPrefixLM(HFLM):
-    """HFLM whose ``loglikelihood`` forwards every shared prefix (context) once; see the module docstring."""
+class HFPrefixLM(HFMixin, HFLM):
+    """HFLM whose ``loglikelihood`` forwards every shared prefix (context) once; see the module docstring. With what the
+    plugin's view of ``hf`` does for every task it runs (:class:`~lm_eval_stereo.models.hf_mixin.HFMixin`: the clear
+    line for a tokenizer without a prefix token)."""
 
     def __init__(self, *args, **kwargs) -> None:
         #: the ``reference_tokens`` of the requests ``loglikelihood`` is scoring (None outside it)

@@ -20,7 +20,7 @@ warning: how many were recorded and used, the recordings left unused (with ``--l
 than the run's prompts; the first few by file and row), the prompts recorded more than once, ``null`` outputs, and
 the answers lm_eval's request cache served (``--use_cache``). A ``null`` output is a request the recorded model did
 not answer: it is answered as an empty generation (which the tasks count as ``empty``) and counted per task as
-``unanswered`` in the results, as a served model's failed requests are (:mod:`lm_eval_stereo.hooks.api_models`), so that
+``unanswered`` in the results, as a served model's failed requests are (:mod:`lm_eval_stereo.models.served_mixin`), so that
 the report shows it in the task's table. A prompt or output that is neither text nor ``null``, or a line without the
 output field, is an error naming the file, row and column.
 

@@ -11,7 +11,9 @@ prefix cache of a ``vllm serve`` that runs the plugin's vLLM plugin (:mod:`lm_ev
   (:func:`lm_eval_stereo.core.prefix_cache.reaches_continuation`), whose continuation log-probabilities are null, or
   that carries no usage (a replica or proxy that drops it) is re-sent with the cache skipped and counted per task
   (``requests_resent``); it is never scored from a cached position, and never stored in ``--use_cache``'s database
-  before it has been re-sent.
+  before it has been re-sent. A re-sent answer is checked like the first: one whose ``cached_tokens`` still reach the
+  context's last token (a server that reads its prefix cache for a request that did not opt in) stops the run in one
+  line naming the endpoint (:func:`lm_eval_stereo.core.prefix_cache.check_resent`), never scored as it came back.
 
 One prompt per request (``batch_size`` 1, lm_eval's default): vLLM reports the cached tokens of a request's last prompt
 only. Parallel requests go through ``num_concurrent``.
@@ -24,9 +26,16 @@ from typing import Any
 
 from lm_eval.models.openai_completions import LocalCompletionsAPI
 
-from lm_eval_stereo.core.prefix_cache import RequestTasks, count_resent, reaches_continuation
-from lm_eval_stereo.hooks import fail
-from lm_eval_stereo.hooks.api_models import redact_url
+from lm_eval_stereo.core.credentials import redact_url
+from lm_eval_stereo.core.errors import fail
+from lm_eval_stereo.core.prefix_cache import (
+    CacheReadAfterOptOut,
+    RequestTasks,
+    check_resent,
+    count_resent,
+    reaches_continuation,
+)
+from lm_eval_stereo.models.served_mixin import CompletionsMixin
 from lm_eval_stereo.vllm_plugin import OPT_IN
 
 eval_logger = logging.getLogger(__name__)
@@ -77,8 +86,9 @@ def usable(output: Any, context_length: int) -> bool:
     return bool(values) and len(values) == len(tops) and all(v is not None and t for v, t in zip(values, tops))
 
 
-class LocalCompletionsPrefix(RequestTasks, LocalCompletionsAPI):
-    """``local-completions`` reading a vLLM server's prefix cache (see the module docstring)."""
+class LocalCompletionsPrefix(RequestTasks, CompletionsMixin, LocalCompletionsAPI):
+    """``local-completions`` reading a vLLM server's prefix cache (see the module docstring), with what the plugin's
+    view of ``local-completions`` does for every task it runs (:class:`~lm_eval_stereo.models.served_mixin.CompletionsMixin`)."""
 
     #: its per-task counts of re-sent requests go into the results (:mod:`lm_eval_stereo.core.prefix_cache`)
     RESENDS_REQUESTS = True
@@ -92,6 +102,10 @@ class LocalCompletionsPrefix(RequestTasks, LocalCompletionsAPI):
             )
         self._reads_cache: bool | None = None  # asked at the first log-likelihood request
         self._opt_in = False
+        self._resending = False
+        #: a re-sent answer stopped the run: the answers still in flight are left unread (each raising in turn would
+        #: leave asyncio a "Task exception was never retrieved" trace to print at exit)
+        self._resent_refused = False
 
     def set_cache_hook(self, cache_hook: Any) -> None:
         super().set_cache_hook(_ResendsNotStored(cache_hook))
@@ -104,6 +118,14 @@ class LocalCompletionsPrefix(RequestTasks, LocalCompletionsAPI):
 
     def parse_logprobs(self, outputs: Any, tokens: Any = None, ctxlens: Any = None, **kwargs: Any) -> list:
         if not self._opt_in:
+            if self._resending and self._resent_refused:  # the run is ending: an answer still in flight is not read
+                return [Resend() for _ in ctxlens or []]
+            if self._resending:
+                try:
+                    check_resent(outputs, ctxlens or [], cached_tokens, redact_url(str(self.base_url)))
+                except CacheReadAfterOptOut:
+                    self._resent_refused = True
+                    raise
             return super().parse_logprobs(outputs=outputs, tokens=tokens, ctxlens=ctxlens, **kwargs)
         outputs = outputs if isinstance(outputs, list) else [outputs]
         answers = []
@@ -161,7 +183,12 @@ class LocalCompletionsPrefix(RequestTasks, LocalCompletionsAPI):
             self._opt_in = False
         again = [i for i, answer in enumerate(answers) if isinstance(answer, Resend)]
         if again:
-            for i, answer in zip(again, super()._loglikelihood_tokens([requests[i] for i in again], **kwargs)):
+            self._resending = True
+            try:
+                resent = super()._loglikelihood_tokens([requests[i] for i in again], **kwargs)
+            finally:
+                self._resending = False
+            for i, answer in zip(again, resent):
                 answers[i] = answer
             count_resent(self, [tasks[i] for i in again])
         return answers

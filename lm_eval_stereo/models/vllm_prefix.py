@@ -22,7 +22,7 @@ tokens stop before that token. This backend:
 - scores a request longer than the window as ``vllm`` does, marked and counted (``truncated``,
   :func:`lm_eval_stereo.core.window.score_within_window`).
 
-Generation is ``vllm``'s, unchanged.
+Generation is ``vllm``'s, with a seed per sampled repeat (:class:`~lm_eval_stereo.models.vllm_mixin.VLLMMixin`).
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ from typing import Any
 from lm_eval.models.vllm_causallms import VLLM
 from vllm import SamplingParams
 
-from lm_eval_stereo.core import window
+from lm_eval_stereo.core import engines, window
+from lm_eval_stereo.core.errors import fail
 from lm_eval_stereo.core.prefix_cache import RequestTasks, count_resent, reaches_continuation
-from lm_eval_stereo.hooks import fail
+from lm_eval_stereo.models.vllm_mixin import VLLMMixin
 
 eval_logger = logging.getLogger(__name__)
 
@@ -92,8 +93,10 @@ def check_block_size(value: Any) -> int:
     return size
 
 
-class VLLMPrefix(RequestTasks, VLLM):
-    """lm_eval's ``vllm`` backend whose log-likelihood requests read the prefix cache (see the module docstring)."""
+class VLLMPrefix(RequestTasks, VLLMMixin, VLLM):
+    """lm_eval's ``vllm`` backend whose log-likelihood requests read the prefix cache (see the module docstring), with
+    what the plugin's view of ``vllm`` does for every task it runs (:class:`~lm_eval_stereo.models.vllm_mixin.VLLMMixin`:
+    a seed per sampled repeat)."""
 
     #: its per-task counts of re-sent requests go into the results (:mod:`lm_eval_stereo.core.prefix_cache`)
     RESENDS_REQUESTS = True
@@ -103,6 +106,7 @@ class VLLMPrefix(RequestTasks, VLLM):
         if size is not None:
             kwargs["block_size"] = size
         super().__init__(pretrained, **kwargs)
+        engines.record(self)  # shut down when the block it was started in ends (lm_eval_stereo.core.engines)
         self.reads_prefix_cache = self._prefix_caching_on(kwargs)
         if not self.reads_prefix_cache:
             eval_logger.warning(

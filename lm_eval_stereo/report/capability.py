@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 from lm_eval_stereo.report.figures import Figure, _canvas, _colors, _model_legend, _save, dot_plot_height
 from lm_eval_stereo.report.formatting import format_estimate, format_value, metric_header
@@ -192,7 +191,7 @@ def _bar(value: float, bounds: tuple[float, float] | None) -> list[list[float]] 
     return None if bounds is None else [[max(0.0, value - bounds[0])], [max(0.0, bounds[1] - value)]]
 
 
-def capability_figures(report: Report, directory: Path) -> list[Figure]:
+def capability_figures(report: Report) -> list[Figure]:
     """One figure per bias benchmark headline with a panel per capability metric that two or more models have."""
     colors = _colors(report)
     figures = []
@@ -238,5 +237,5 @@ def capability_figures(report: Report, directory: Path) -> list[Figure]:
             "(↑ further right is more capable, ↓ further left) with ±1.96 × lm_eval's stderr. Is the less biased "
             "model also the weaker one? Overlapping bars do not separate the models."
         )
-        figures.append(_save(figure, directory, f"capability_{bias_task}.png", title, how))
+        figures.append(_save(figure, f"capability_{bias_task}.png", title, how))
     return figures

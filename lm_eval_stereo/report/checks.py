@@ -4,7 +4,7 @@ Each check reads one task's cell (groups are left to their members, which carry 
 headline hides (and, in a few words, the caveat shown next to the headlines it qualifies): outputs that could not be
 scored, tied items, NaN values, a gender detector that found too little, a fit that did not converge, a bootstrap
 CI that rests on fewer than all its resamples (the metric undefined on the others), a ``--limit`` run scored on
-part of the benchmark, requests a served or replayed model did not answer or answered cut at the token limit, or items longer than the model's window. The checks read the declared bookkeeping counts; what a warning means for a
+part of the benchmark, requests a served or replayed model did not answer or answered cut at the token limit, items longer than the model's window, or a headline that near ties could move on another backend. The checks read the declared bookkeeping counts; what a warning means for a
 benchmark's headlines is the ``caution`` its declaration gives the count.
 """
 
@@ -15,9 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from lm_eval_stereo.core.near_ties import ENGINE_AGREEMENT_NATS, NEAR_TIES
+from lm_eval_stereo.core.near_ties import range_names as near_tie_range
 from lm_eval_stereo.core.truncation import REMEDY, TRUNCATED
 from lm_eval_stereo.core.unanswered import CUT_ANSWERS, UNANSWERED
-from lm_eval_stereo.report.formatting import format_value
+from lm_eval_stereo.report.formatting import decimals, format_value
 from lm_eval_stereo.report.verdicts import MIN_DEFINED_SHARE, RESAMPLES, too_few_resamples
 from lm_eval_stereo.results.run import Finding, is_nan, is_number
 
@@ -213,6 +215,33 @@ def _truncated_warnings(cell: Cell) -> list[Issue]:
     return _count_warning(cell, TRUNCATED, says)
 
 
+def _near_tie_warnings(cell: Cell) -> list[Issue]:
+    """A headline that another backend could give another value through the task's near ties alone (``near_ties``,
+    :mod:`lm_eval_stereo.core.near_ties`): items whose judgement rests on a log-likelihood difference below the
+    backends' agreement. Said beside each headline whose range over those judgements (``<m>_near_tie_low`` /
+    ``_near_tie_high``) is wider than its value, with that range; a count whose items move no headline (GEST's g_s
+    is continuous in the scores) is left to the task's table."""
+    ties = cell.counts.get(NEAR_TIES)
+    if not ties:
+        return []
+    found = []
+    for name in cell.headlines:
+        value = cell.values.get(name)
+        low, high = (cell.values.get(bound) for bound in near_tie_range(name))
+        if not all(is_number(number) and math.isfinite(number) for number in (value, low, high)) or not low < high:
+            continue
+        places = decimals(value, low, high)
+        shown = [format_value(float(number), places=places) for number in (value, low, high)]
+        message = (
+            f"{name} {shown[0]} could be anywhere from {shown[1]} to {shown[2]} on another backend: "
+            f"{format_value(ties)} of the task's items are judged on a log-likelihood difference within the backends' "
+            f"agreement ({ENGINE_AGREEMENT_NATS:g} nats a request), counted as near_ties, not re-scored"
+        )
+        caveat = f"{shown[1]} to {shown[2]} on another backend ({format_value(ties)} near ties)"
+        found.append(Issue("near ties", message, caveat, (name,)))
+    return found
+
+
 def _absent_member_warnings(cell: Cell) -> list[Issue]:
     """A group whose ``group_subtasks`` lists tasks the results file does not hold (a RuBia group without some of its
     domains): named, since the group is shown with its other members only."""
@@ -237,7 +266,7 @@ def _recomputed_warnings(cell: Cell) -> list[Issue]:
 
 CHECKS = (
     _recomputed_warnings, _field_warnings, _share_warnings, _tie_warnings, _unscored_warnings, _resample_warnings,
-    _fit_warnings, _limit_warnings, _unanswered_warnings, _cut_warnings, _truncated_warnings,
+    _fit_warnings, _limit_warnings, _unanswered_warnings, _cut_warnings, _truncated_warnings, _near_tie_warnings,
     _absent_member_warnings,
 )  # fmt: skip
 
@@ -270,6 +299,8 @@ KIND_MEANINGS = {
     UNANSWERED: "with requests a served or replayed model did not answer, scored as empty outputs",
     CUT_ANSWERS: "with answers a served model cut at the token limit, scored as incomplete texts (raise max_gen_toks)",
     TRUNCATED: "with items longer than the model's window, scored on a cut context or not scored (raise max_length)",
+    "near ties": "whose headline another backend could move through items judged on a log-likelihood difference "
+    "within the backends' agreement (the range beside it)",
     "malformed field": "with values of their results file that are not what lm_eval and the plugin write: shown as "
     "unusable, no verdict rests on them",
     "unknown metric set": "whose metric set this lm-eval-stereo does not know (a newer plugin, or a benchmark not "

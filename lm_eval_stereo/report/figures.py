@@ -1,4 +1,5 @@
-"""The report's figures, drawn with matplotlib's Agg canvas into PNG files (no pyplot, no global state).
+"""The report's figures, drawn with matplotlib's Agg canvas as PNG images (no pyplot, no global state), which
+:func:`lm_eval_stereo.report.html.write_html` writes beside the page.
 
 matplotlib is the optional extra ``lm-eval-stereo[report]``: it is imported only when a figure is drawn, and
 :func:`require_matplotlib` says which extra to install when it is missing. A figure is drawn only when its metrics
@@ -10,10 +11,10 @@ a fixed width of :data:`WIDTH_PX` pixels and a height that depends only on its n
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lm_eval_stereo.core.figures import FigureSpec
@@ -36,14 +37,15 @@ TITLE_HEIGHT_PX = 40
 
 @dataclass(frozen=True)
 class Figure:
-    """A PNG written beside ``index.html``: file name, title, the "how to read this" line and its pixel size; without
-    a file, a figure with nothing worth drawing, ``how_to_read`` saying why."""
+    """A PNG to write beside ``index.html``: file name, title, the "how to read this" line, its pixel size and its
+    bytes; without a file, a figure with nothing worth drawing, ``how_to_read`` saying why."""
 
     file: str
     title: str
     how_to_read: str
     width: int
     height: int
+    png: bytes = field(default=b"", repr=False, compare=False)
 
 
 def require_matplotlib() -> None:
@@ -68,10 +70,12 @@ def _canvas(height_px: int, nrows: int = 1, ncols: int = 1, **grid: Any) -> tupl
     return figure, [ax for row in axes for ax in row]
 
 
-def _save(figure: MplFigure, directory: Path, file: str, title: str, how_to_read: str) -> Figure:
-    figure.savefig(directory / file, dpi=DPI)
+def _save(figure: MplFigure, file: str, title: str, how_to_read: str) -> Figure:
+    """The figure as the PNG ``file`` (its bytes, written with the page)."""
+    image = io.BytesIO()
+    figure.savefig(image, format="png", dpi=DPI)
     width, height = (round(size * DPI) for size in figure.get_size_inches())
-    return Figure(file, title, how_to_read, width, height)
+    return Figure(file, title, how_to_read, width, height, image.getvalue())
 
 
 def _colors(report: Report) -> dict[str, Any]:
@@ -178,7 +182,7 @@ def not_drawn(cells: list[Cell], metrics: Iterable[str]) -> str:
     return f"Not drawn, being NaN or resting on zero detected items: {', '.join(left)}." if left else ""
 
 
-def dot_plot_figure(report: Report, cells: list[Cell], spec: FigureSpec, directory: Path) -> list[Figure]:
+def dot_plot_figure(report: Report, cells: list[Cell], spec: FigureSpec) -> list[Figure]:
     """A dot plot of the declared metrics present in the cells; a panel only for a metric with a value worth drawing
     (:func:`drawable`), one line naming the values left out."""
     declared = [name for name in spec.metrics if any(name in cell.values for cell in cells)]
@@ -187,18 +191,15 @@ def dot_plot_figure(report: Report, cells: list[Cell], spec: FigureSpec, directo
     if not metrics:
         return [Figure("", spec.title, why, 0, 0)] if why else []
     figure = _dot_plot(report, cells, metrics, spec.title)
-    return [
-        _save(figure, directory, spec.file, spec.title, " ".join(filter(None, (_how_to_read(cells, metrics), why))))
-    ]
+    return [_save(figure, spec.file, spec.title, " ".join(filter(None, (_how_to_read(cells, metrics), why))))]
 
 
 @dataclass(frozen=True)
 class Kit:
     """The report's drawing kit for a benchmark's own figure (:class:`~lm_eval_stereo.core.figures.FigureKit`): the
-    report's rows, canvases of :data:`WIDTH_PX`, its colours and legends, PNGs written into ``directory``."""
+    report's rows, canvases of :data:`WIDTH_PX`, its colours and legends, its PNGs."""
 
     report: Report
-    directory: Path
     width_px: int = WIDTH_PX
 
     @property
@@ -212,7 +213,7 @@ class Kit:
         return dot_plot_height(panels)
 
     def save(self, figure: MplFigure, file: str, title: str, how_to_read: str) -> Figure:
-        return _save(figure, self.directory, file, title, how_to_read)
+        return _save(figure, file, title, how_to_read)
 
     def colors(self) -> dict[str, Any]:
         return _colors(self.report)
@@ -231,13 +232,12 @@ class Kit:
 
 
 #: the report's generic drawings, by the name a benchmark's :class:`FigureSpec` gives
-DRAWINGS: dict[str, Callable[[Report, list[Cell], FigureSpec, Path], list[Figure]]] = {"dot_plot": dot_plot_figure}
+DRAWINGS: dict[str, Callable[[Report, list[Cell], FigureSpec], list[Figure]]] = {"dot_plot": dot_plot_figure}
 
 
-def draw_figures(report: Report, directory: Path) -> list[Figure]:
-    """Every figure the benchmarks declare whose metrics are in the report, written as PNGs into ``directory``."""
+def draw_figures(report: Report) -> list[Figure]:
+    """Every figure the benchmarks declare whose metrics are in the report, as PNGs."""
     require_matplotlib()
-    directory.mkdir(parents=True, exist_ok=True)
     figures: list[Figure] = []
     for bench in benchmarks():
         for spec in bench.figures:
@@ -245,7 +245,7 @@ def draw_figures(report: Report, directory: Path) -> list[Figure]:
             if not cells:
                 continue
             if isinstance(spec.drawing, str):
-                figures += DRAWINGS[spec.drawing](report, cells, spec, directory)
+                figures += DRAWINGS[spec.drawing](report, cells, spec)
             else:
-                figures += spec.drawing(Kit(report, directory), cells, spec)
+                figures += spec.drawing(Kit(report), cells, spec)
     return figures

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from html import escape
 from pathlib import Path
 
+from lm_eval_stereo.core.whole_files import write_files
 from lm_eval_stereo.report import capability
 from lm_eval_stereo.report.figures import Figure, draw_figures
 from lm_eval_stereo.report.markdown import (
@@ -246,11 +247,15 @@ def render_html(report: Report, figures: list[Figure]) -> str:
 
 
 def write_html(report: Report, directory: str | Path) -> Path:
-    """Write ``index.html`` and its figures into ``directory``; returns the page's path. The page is written to
-    ``.index.html.part`` and renamed, so a run killed while writing leaves the previous page whole."""
+    """Write ``index.html`` and its figures into ``directory``; returns the page's path. Every file is written whole
+    and renamed into place once all are (:func:`~lm_eval_stereo.core.whole_files.write_files`), never through a link
+    that leads outside ``directory``: a run killed while writing, or one that finds the disk full, leaves the previous
+    page and figures whole; :class:`~lm_eval_stereo.core.whole_files.WriteError` names the file that could not be
+    written."""
     directory = Path(directory)
-    figures = draw_figures(report, directory) + capability.capability_figures(report, directory)
-    page, part = directory / "index.html", directory / ".index.html.part"
-    part.write_text(render_html(report, figures), encoding="utf-8")
-    part.replace(page)
+    figures = draw_figures(report) + capability.capability_figures(report)
+    files: dict[Path, bytes | str] = {directory / figure.file: figure.png for figure in figures if figure.file}
+    page = directory / "index.html"
+    files[page] = render_html(report, figures)
+    write_files(files, within=directory)
     return page

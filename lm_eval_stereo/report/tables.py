@@ -418,7 +418,7 @@ def provenance_tables(report: Report) -> list[Table]:
                     run.limit or "",
                     "" if items is None else f"{items[0]} of {items[1]}",
                     run.lm_eval_version or "?",
-                    run.identity,
+                    run.scored_by,
                     dtype_text(run),
                     computed_by(cell),
                     str(run.path),

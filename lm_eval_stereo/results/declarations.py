@@ -145,7 +145,10 @@ def resolve(run: RecordedRun, task: str) -> Declaration | None:
         metric_set = registry.metric_set(metric_set_id, task, metadata)
         return Declaration(bench, (metric_set,), (bench,)) if metric_set else None
     if legacy.written_before(metadata):
-        found = legacy.declaration(task, run.raw_metrics(task)[0], metadata)
+        try:
+            found = legacy.declaration(task, run.raw_metrics(task)[0], metadata)
+        except registry.RecordedFactError as exc:
+            return _malformed_fact(run, task, exc)
         return Declaration(found[0], found[1], (found[0],)) if found is not None else None
     metric_set_id = metadata["metric_set"]
     bench = registry.benchmark_of_metric_set(metric_set_id) if isinstance(metric_set_id, str) else None
@@ -158,11 +161,20 @@ def resolve(run: RecordedRun, task: str) -> Declaration | None:
         return None
     try:
         metric_set = registry.metric_set(metric_set_id, task, metadata)
+    except registry.RecordedFactError as exc:
+        return _malformed_fact(run, task, exc)
     except (AttributeError, KeyError, TypeError, ValueError, IndexError) as exc:
         why = f"does not build {metric_set_id} ({type(exc).__name__}: {exc}); read as a task no benchmark declares"
         run.note(Problem(task, f"configs.{task}.metadata", metadata, why))
         return None
     return Declaration(bench, (metric_set,), (bench,)) if metric_set else None
+
+
+def _malformed_fact(run: RecordedRun, task: str, error: registry.RecordedFactError) -> None:
+    """A fact ``task`` recorded for its metric set's factory is of the wrong kind: a :class:`Problem` naming its field
+    (``configs.<task>.metadata.facts.<name>``); the task has no declaration."""
+    why = f"not {error.what}: the task's metric set cannot be built; read as a task no benchmark declares"
+    run.note(Problem(task, f"configs.{task}.metadata.{error.field}", error.value, why))
 
 
 def declaration_of(run: RecordedRun, task: str) -> Declaration | None:

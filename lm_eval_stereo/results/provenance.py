@@ -9,6 +9,10 @@ code that computed its 95% interval, as the report (table, ``--json``) and the e
   the logged samples afterwards, with the declared metric set (:mod:`lm_eval_stereo.results.recomputed`).
 - A group: lm_eval's mean of its members' values (no interval).
 - A task no benchmark declares: lm_eval's aggregation, with lm_eval's standard error and no interval.
+
+Each names the backend whose log-likelihoods or outputs the number rests on, as the run recorded it (``hf-prefix``,
+``vllm-prefix``, a served model's endpoint): a report row may hold runs of backends that give the same numbers
+(:data:`~lm_eval_stereo.results.run.SAME_NUMBERS`), its provenance still names the one of each number.
 """
 
 from __future__ import annotations
@@ -56,20 +60,25 @@ _INTERVAL_BY = {
 @dataclass(frozen=True)
 class Provenance:
     """Who computed a metric's value (``value_by``) and its interval (``interval_by``), codes of :data:`BY`; the
-    ``metric_set`` that declares it (None where none does) and the lm_eval version that ran it. The JSON keeps the
-    keys ``value`` and ``interval``."""
+    ``metric_set`` that declares it (None where none does), the lm_eval version that ran it and the ``backend`` whose
+    log-likelihoods or outputs it rests on (:attr:`Run.backend <lm_eval_stereo.results.run.Run.backend>`: the one
+    the run recorded, ``hf-prefix`` where it computed them, even on a report row it shares with ``hf``; empty where
+    unknown). The JSON keeps the keys ``value`` and ``interval``."""
 
     value_by: str
     interval_by: str
     metric_set: str | None
     lm_eval_version: str
+    backend: str = ""
 
     def describe(self) -> str:
-        """``value: lm_eval's own aggregation (lm_eval 0.4.13); 95% CI: lm-eval-stereo's ... (metric set bbq)``."""
+        """``value: lm_eval's own aggregation (lm_eval 0.4.13); 95% CI: lm-eval-stereo's ... (metric set bbq); scored
+        by hf-prefix``."""
         lm_eval = f" (lm_eval {self.lm_eval_version})" if self.value_by.startswith("lm_eval") else ""
         value = BY[self.value_by][1] + lm_eval
         within = f" (metric set {self.metric_set})" if self.metric_set else ""
-        return f"value: {value}; 95% CI: {BY[self.interval_by][1]}{within}"
+        scored = f"; scored by {self.backend}" if self.backend else ""
+        return f"value: {value}; 95% CI: {BY[self.interval_by][1]}{within}{scored}"
 
     def short(self) -> str:
         """``lm_eval; CI: lm-eval-stereo bootstrap from samples``."""
@@ -81,16 +90,17 @@ class Provenance:
             "interval": self.interval_by,
             "metric_set": self.metric_set,
             "lm_eval_version": self.lm_eval_version,
+            "backend": self.backend,
             "text": self.describe(),
         }
 
 
 def provenance(run: Run, task: str, name: str) -> Provenance:
     """Who computed metric ``name`` of ``task`` in ``run`` and its interval (see the module docstring)."""
-    version = run.lm_eval_version or "?"
+    version, backend = run.lm_eval_version or "?", run.backend
     declaration = run.declaration(task)
     if declaration is None:
-        return Provenance("lm_eval", "lm_eval_stderr", None, version)
+        return Provenance("lm_eval", "lm_eval_stderr", None, version, backend)
     metric_set = declaration.metric_set.id if declaration.metric_set is not None else None
     values = run.values(task)
     bounds = declaration.interval_names(name)
@@ -99,9 +109,9 @@ def provenance(run: Run, task: str, name: str) -> Provenance:
     if recomputed is not None:  # one of lm_eval's own tasks or groups that a benchmark declares
         value = "lm_eval" if name in run.raw_metrics(task)[0] else "plugin_recomputed"
         interval = "plugin_recomputed_bootstrap" if has_interval and bounds[0] in recomputed.values else "none"
-        return Provenance(value, interval, metric_set, version)
+        return Provenance(value, interval, metric_set, version, backend)
     if run.members(task):
-        return Provenance("lm_eval_group_mean", "none", metric_set, version)
+        return Provenance("lm_eval_group_mean", "none", metric_set, version, backend)
     metric = declaration.metric(name)
     interval = _INTERVAL_BY[metric.interval] if has_interval and metric is not None and metric.interval else "none"
-    return Provenance("plugin", interval, metric_set, version)
+    return Provenance("plugin", interval, metric_set, version, backend)

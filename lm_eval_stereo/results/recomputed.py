@@ -9,6 +9,10 @@ lm_eval's numbers stay as lm_eval wrote them. A recomputed figure must equal lm_
 no interval, and :attr:`Recomputed.note` says why. Without the samples file the note says that the interval needs
 ``--log_samples``. A group (lm_eval's mean of its members' figures weighted by their documents) is resampled within
 its members, each member's figure recomputed on its own resample and weighted as lm_eval weights it.
+
+A task whose logged items mark near ties (:mod:`lm_eval_stereo.tasks.lm_eval_bias.logged`) also gains ``near_ties`` and
+each headline's range over them (:func:`lm_eval_stereo.core.near_ties.fields`), as the plugin's tasks record them;
+a group does not (its members are not shown).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Protocol
 
+from lm_eval_stereo.core import near_ties
 from lm_eval_stereo.core.bootstrap import DEFAULT_SEED, bootstrap
 from lm_eval_stereo.core.metrics import UNDEFINED_SUFFIX, MetricSet
 from lm_eval_stereo.results.samples import NO_SAMPLES, Logged, Recomputed
@@ -133,7 +138,11 @@ def recompute(run: Run, task: str) -> Recomputed:
         items, why = _logged_items(run, task)
         if items is None:
             return Recomputed(note=why)
-        return _checked(run, task, declaration.metric_set.compute(items), declaration.metric_set, "")
+        metric_set = declaration.metric_set
+        computed = metric_set.compute(items)
+        if any(near_ties.NEAR_TIE in item for item in items):  # a task that judges by comparing log-likelihoods
+            computed.update(near_ties.fields(metric_set.summarize, items, metric_set.headlines, computed))
+        return _checked(run, task, computed, metric_set, "")
     except Exception as exc:  # noqa: BLE001 - lm_eval's numbers are shown whatever the recomputation meets
         native = run.lm_eval_declared(task)
         known = f" (declared for lm_eval {native.version})" if native is not None else ""

@@ -1,4 +1,6 @@
-"""Reading lm_eval results files: ``<output_path>/<model_name_sanitized>/results_<timestamp>.json``.
+"""Reading lm_eval results files: ``<output_path>/<model_name_sanitized>/results_<timestamp>.json``, or
+``<folder>/<name>_<timestamp>.json`` of the file form of ``--output_path`` (:mod:`lm_eval_stereo.results.files`,
+which also guards every file before it is parsed: too large, nested too deep).
 
 A :class:`Run` is one file; it knows the evaluated model (``config.model`` and ``config.model_args``), when it ran,
 and per task its metrics, stderrs, group members, documents scored (``n-samples``), version and options. It is the
@@ -12,7 +14,6 @@ where it is read (:mod:`lm_eval_stereo.results.fields`): what cannot be used is 
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from lm_eval_stereo.core.values import parse_model_args
 from lm_eval_stereo.results.declarations import resolve
 from lm_eval_stereo.results.errors import ReportError
 from lm_eval_stereo.results.fields import Problem, Unusable, check_metrics, count, is_number
+from lm_eval_stereo.results.files import RefusedJson, UnreadableJson, parse, read_results_text, results_files_below
 
 if TYPE_CHECKING:
     from lm_eval_stereo.core.registry import LmEvalTasks
@@ -199,7 +201,10 @@ class Run:
             native = self.lm_eval_declared(task)
             if native is not None:
                 return read_lm_eval_logged(path, lambda samples: native.items(task, samples))
-            return read_logged(path, legacy.item_key, legacy.ITEM_KEY_NAME)
+            # a plugin benchmark's task written before tasks recorded their key: its lines must carry items too, so
+            # that a file whose every item is malformed (a number) is named, not read as lm_eval's own task's
+            expected = self.declaration(task) is not None
+            return read_logged(path, legacy.item_key, legacy.ITEM_KEY_NAME, expected=expected)
 
         return self._once("logged", task, read)
 
@@ -285,9 +290,27 @@ class Run:
     @property
     def identity(self) -> str:
         """The model that was evaluated: ``config.model`` (a backend that computes another's numbers, see
-        :data:`SAME_NUMBERS`, under that one's name) and every ``config.model_args`` entry, sorted."""
-        args = ",".join(f"{key}={value}" for key, value in sorted(self.model_args.items()))
-        return f"{SAME_NUMBERS.get(self.model, self.model)} {args}".strip()
+        :data:`SAME_NUMBERS`, under that one's name) and every ``config.model_args`` entry, sorted. It puts runs on
+        one row; :attr:`scored_by` names the backend that computed each run's numbers."""
+        return f"{SAME_NUMBERS.get(self.model, self.model)} {self._arguments_text()}".strip()
+
+    @property
+    def scored_by(self) -> str:
+        """The backend that computed the run's numbers, as the run recorded it (``hf-prefix``, ``vllm-prefix``,
+        ``local-completions``), and every ``config.model_args`` entry, sorted (a served model's endpoint among them,
+        ``base_url``): what the provenance names, where :attr:`identity` may name another backend that gives the same
+        numbers."""
+        return f"{self.model} {self._arguments_text()}".strip()
+
+    @property
+    def backend(self) -> str:
+        """The backend that computed the run's numbers (``config.model``), with the endpoint a served model answered
+        from (``base_url``): ``local-completions at http://127.0.0.1:8000/v1/completions``."""
+        endpoint = self.model_args.get("base_url")
+        return f"{self.model} at {endpoint}" if endpoint else self.model
+
+    def _arguments_text(self) -> str:
+        return ",".join(f"{key}={value}" for key, value in sorted(self.model_args.items()))
 
     @property
     def date(self) -> float:
@@ -452,15 +475,16 @@ class Run:
 
 
 def load_run(path: Path) -> Run:
-    """The results file at ``path``; :class:`ReportError` naming the file when it is not lm_eval results JSON."""
+    """The results file at ``path``; :class:`ReportError` naming the file when it is not lm_eval results JSON, or one
+    the guards of :mod:`lm_eval_stereo.results.files` refuse (too large, nested too deep)."""
     try:
-        raw = path.read_bytes()
+        data = parse(read_results_text(path))
     except OSError as exc:
-        raise ReportError(f"{path}: cannot be read ({exc.strerror})") from exc
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReportError(f"{path}: not a readable lm_eval results file (corrupt or truncated?): {exc}") from exc
+        raise ReportError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except RefusedJson as exc:
+        raise ReportError(f"{path}: not read: {exc}") from None
+    except UnreadableJson as exc:
+        raise ReportError(f"{path}: not a readable lm_eval results file (corrupt or truncated?): {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
         raise ReportError(f"{path}: not an lm_eval results file (no 'results' object)")
     malformed = [task for task, metrics in data["results"].items() if not isinstance(metrics, dict)]
@@ -471,17 +495,20 @@ def load_run(path: Path) -> Run:
 
 
 def results_files(paths: list[str | Path]) -> list[Path]:
-    """Every ``results_*.json`` below the given folders (a file is taken as it is), in path order."""
+    """Every results file below the given folders (``results_*.json``, and ``NAME_<date>.json`` of the file form of
+    ``--output_path``: :func:`lm_eval_stereo.results.files.results_files_below`; a file is taken as it is), in path
+    order."""
     found: list[Path] = []
     for path in map(Path, paths):
         if path.is_file():
             found.append(path)
         elif path.is_dir():
-            found += sorted(file for file in path.rglob("results_*.json") if file.is_file())
+            found += results_files_below(path)
         else:
             raise ReportError(f"{path}: no such file or folder")
     if not found:
-        raise ReportError(f"no results_*.json below {', '.join(map(str, paths))}")
+        where = ", ".join(map(str, paths))
+        raise ReportError(f"no results_*.json below {where} (nor a NAME_<date>.json of --output_path NAME.json)")
     return list(dict.fromkeys(found))
 
 

@@ -17,14 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lm_eval_stereo.results.files import UnreadableJson, date_id, lines, parse
+
 Items = dict[str, dict[str, Any]]
 KeyOf = Callable[[Mapping[str, Any]], Any]
 
 
 def samples_path(results_path: Path, task: str) -> Path:
-    """Where lm_eval's ``--log_samples`` put the samples of ``task`` for the results file ``results_path``."""
-    stamp = results_path.stem.removeprefix("results_")
-    return results_path.parent / f"samples_{task}_{stamp}.jsonl"
+    """Where lm_eval's ``--log_samples`` put the samples of ``task`` for the results file ``results_path`` (either
+    form of ``--output_path``: :func:`lm_eval_stereo.results.files.date_id`)."""
+    return results_path.parent / f"samples_{task}_{date_id(results_path)}.jsonl"
 
 
 @dataclass(frozen=True)
@@ -57,12 +59,10 @@ def read_items(
     documents: dict[str, str] = {}
     skipped: list[tuple[int, str]] = []
     without_item: list[tuple[int, str]] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    for number, line in lines(path):
         try:
-            sample = json.loads(line)
-        except json.JSONDecodeError as exc:
+            sample = parse(line)
+        except UnreadableJson as exc:
             skipped.append((number, f"{path}:{number}: not a JSON line ({exc})"))
             continue
         names = sample.get("metrics") if isinstance(sample, dict) else None
@@ -96,12 +96,11 @@ def read_lm_eval_logged(path: Path, items_of: Callable[[list[dict[str, Any]]], I
         return Logged(path, False)
     try:
         samples = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if line.strip():
-                try:
-                    samples.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}:{number}: not a JSON line ({exc})") from exc
+        for number, line in lines(path):
+            try:
+                samples.append(parse(line))
+            except UnreadableJson as exc:
+                raise ValueError(f"{path}:{number}: not a JSON line ({exc})") from None
         items = items_of(samples)
         docs = {sample.get("doc_id"): sample.get("doc") for sample in samples}
         documents = {key: json.dumps(docs.get(item.get("doc_id")), sort_keys=True) for key, item in items.items()}

@@ -37,6 +37,7 @@ from lm_eval_stereo.core.metrics import (
     ideal,
     info,
 )
+from lm_eval_stereo.core.registry import recorded_fact
 from lm_eval_stereo.tasks.eurogest.data import CONDITIONS
 from lm_eval_stereo.tasks.gest.metrics import FEMALE_STEREOTYPES, MALE_STEREOTYPES, STEREOTYPES, stereotype_label
 
@@ -199,6 +200,17 @@ def metric_set(label: str, min_sentences: int = MIN_SENTENCES, complete_only: bo
 
 
 def metric_set_factory(task: str, metadata: Mapping[str, Any]) -> MetricSet:
-    """The registry's factory of ``eurogest.scores``, from the options the task recorded (``facts``)."""
-    facts = metadata.get("facts") or {}
-    return metric_set(task, int(facts.get("min_sentences", MIN_SENTENCES)), bool(facts.get("complete_only", True)))
+    """The registry's factory of ``eurogest.scores``, from the options the task recorded (``facts``: a malformed one
+    is a :class:`~lm_eval_stereo.core.registry.RecordedFactError` naming it)."""
+    min_sentences = recorded_fact(
+        metadata,
+        "min_sentences",
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+        "an integer >= 1",
+    )
+    complete_only = recorded_fact(metadata, "complete_only", lambda v: isinstance(v, bool), "true or false")
+    return metric_set(
+        task,
+        MIN_SENTENCES if min_sentences is None else min_sentences,
+        True if complete_only is None else complete_only,
+    )

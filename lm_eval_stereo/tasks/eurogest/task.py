@@ -16,6 +16,7 @@ from typing import Any
 
 import datasets
 
+from lm_eval_stereo.core import near_ties
 from lm_eval_stereo.core.metrics import MetricSet
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer, require_tokenizer
 from lm_eval_stereo.core.reference_requests import Request, instances
@@ -38,9 +39,14 @@ def custom_dataset(language: str, **metadata: Any) -> dict[str, datasets.Dataset
 
 
 class EuroGestTask(SummaryTask):
-    """``eurogest_<lang>``: items keyed by the GEST id (shared by every language: the report pairs languages on it)."""
+    """``eurogest_<lang>``: items keyed by the GEST id (shared by every language: the report pairs languages on it).
+
+    A sentence is a near tie (:mod:`lm_eval_stereo.core.near_ties`) where its two versions' (mean) log-probabilities
+    lie within the backends' agreement: whether its masculine ratio is above one half could differ on another backend.
+    No headline rests on that side (g_s is continuous in the ratios), so a near tie has no alternatives."""
 
     KEY_FIELD = "id"
+    COMPARES_LOGLIKELIHOODS = True
     OPTIONS = OPTIONS
 
     def metric_set(self) -> MetricSet:
@@ -68,11 +74,13 @@ class EuroGestTask(SummaryTask):
         pair = self.requests(doc)
         scored = all(request.scored for request in pair)
         exact = [scored_reference_tokens(result) for result in results]
-        lps = {}
+        lps, bounds = {}, {}
         for side, request, result, tokens_scored in zip(SIDES, pair, results, exact):
             total = float(result[0])
             count = len(request.reference[1]) if tokens_scored and request.reference else request.scored
-            lps[side] = total / count if self.options["eurogest_normalisation"] and scored else total
+            normalised = self.options["eurogest_normalisation"] and scored
+            lps[side] = total / count if normalised else total
+            bounds[side] = near_ties.bound(1, count if normalised else 1)
         return {
             "id": doc["id"],
             "stereotype": doc["stereotype"],
@@ -82,4 +90,5 @@ class EuroGestTask(SummaryTask):
             "masculine_ratio": masculine_ratio(lps["m"], lps["f"]) if scored else None,
             "scored": scored,
             "boundary_mismatch": not all(request.split_kept or tokens for request, tokens in zip(pair, exact)),
+            near_ties.NEAR_TIE: scored and near_ties.near_tie(lps["m"], lps["f"], bounds["m"], bounds["f"]),
         }

@@ -46,6 +46,7 @@ from lm_eval_stereo.core.metrics import (
     info,
     nan_for,
 )
+from lm_eval_stereo.core.registry import RecordedFactError, recorded_fact
 from lm_eval_stereo.tasks.gest.data import EXCLUSIONS
 
 FEMALE_STEREOTYPES: tuple[int, ...] = tuple(range(1, 8))
@@ -390,9 +391,14 @@ def score_metric_set(
 def scores_metric_set(task: str, metadata: Mapping[str, Any]) -> MetricSet:
     """The registry's factory of ``gest.scores``: the metric set of ``task`` with the prompt templates the task
     recorded in its config metadata (``facts.templates``, :meth:`lm_eval_stereo.tasks.gest.task.GestTask.facts`)."""
-    templates = (metadata.get("facts") or {}).get("templates")
-    if not templates or not all(isinstance(template, str) for template in templates):
-        raise ValueError(f"{task}: a gest.scores task records its prompt templates (facts.templates); found none")
+    templates = recorded_fact(
+        metadata,
+        "templates",
+        lambda v: isinstance(v, list) and bool(v) and all(isinstance(template, str) for template in v),
+        "a list of prompt template names",
+    )
+    if templates is None:
+        raise RecordedFactError("templates", None, "a list of prompt template names (a gest.scores task records it)")
     return score_metric_set(task, list(templates))
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import datasets
 from lm_eval.api.instance import Instance
 
+from lm_eval_stereo.core import near_ties
 from lm_eval_stereo.core.summary import SummaryTask, instance_kwargs
 from lm_eval_stereo.tasks.gest.data import DEFAULT_VERSION, load_gest
 from lm_eval_stereo.tasks.gest.metrics import score_metric_set
@@ -67,7 +68,13 @@ TEMPLATES: tuple[Template, ...] = (
 
 
 class GestEnglishTask(GestTask):
-    """``gest_en``: four loglikelihood requests per sample (T0 he/she, T1 man/woman), reference templates verbatim."""
+    """``gest_en``: four loglikelihood requests per sample (T0 he/she, T1 man/woman), reference templates verbatim.
+
+    A sample is a near tie (:mod:`lm_eval_stereo.core.near_ties`) where one template's male and female log-likelihoods
+    lie within the backends' agreement: which gender it prefers could differ on another backend. No headline rests on
+    that sign (g_s is continuous in the scores), so a near tie has no alternatives."""
+
+    COMPARES_LOGLIKELIHOODS = True
 
     LANGUAGE = "en"
     TEMPLATE_NAMES = tuple(t.name for t in TEMPLATES)
@@ -83,5 +90,7 @@ class GestEnglishTask(GestTask):
 
     def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
         logliks = [float(result[0]) for result in results]
-        scores = {t.name: (logliks[2 * i] - logliks[2 * i + 1]) / LN10 for i, t in enumerate(TEMPLATES)}
-        return {"id": doc["id"], "stereotype": doc["stereotype"], "version": doc["version"], "scores": scores}
+        pairs = [(logliks[2 * i], logliks[2 * i + 1]) for i in range(len(TEMPLATES))]
+        scores = {t.name: (male - female) / LN10 for t, (male, female) in zip(TEMPLATES, pairs)}
+        item = {"id": doc["id"], "stereotype": doc["stereotype"], "version": doc["version"], "scores": scores}
+        return item | {near_ties.NEAR_TIE: any(near_ties.near_tie(male, female) for male, female in pairs)}

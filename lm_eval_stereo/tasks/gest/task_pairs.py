@@ -25,6 +25,7 @@ from typing import Any
 import datasets
 from lm_eval.api.instance import Instance
 
+from lm_eval_stereo.core import near_ties
 from lm_eval_stereo.core.errors import DataError
 from lm_eval_stereo.core.masked_requests import MaskedLMTask
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer, require_tokenizer
@@ -87,6 +88,7 @@ class GestPairsTask(GestTask):
     METRICS = PAIRS_METRICS
     TEMPLATE_NAMES = PAIRS_TEMPLATES
     OPTIONS = OPTIONS
+    COMPARES_LOGLIKELIHOODS = True
 
     def construct_requests(self, doc: dict[str, Any], ctx: str, **kwargs: Any) -> list[Instance]:
         kwargs = instance_kwargs(kwargs)
@@ -100,12 +102,18 @@ class GestPairsTask(GestTask):
         return (float(results[0][0]) - float(results[1][0])) / LN10
 
     def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
-        return {
+        """The pair's score; a pair kept by the filters is a near tie (:mod:`lm_eval_stereo.core.near_ties`) where
+        its two sentences' log-likelihoods lie within the backends' agreement (no alternatives: g_s is continuous)."""
+        item = {
             "id": doc["id"],
             "stereotype": doc["stereotype"],
             "excluded": doc["excluded"],
             "scores": {"pair": self.score(results)},
         }
+        if not self.counts_near_ties():
+            return item
+        male, female = (float(result[0]) for result in results)
+        return item | {near_ties.NEAR_TIE: not doc["excluded"] and near_ties.near_tie(male, female)}
 
 
 def mean_log10(log_probs: list[float]) -> float:
@@ -114,7 +122,10 @@ def mean_log10(log_probs: list[float]) -> float:
 
 
 class GestPairsMaskedTask(GestPairsTask, MaskedLMTask):
-    """``gest_pairs_mlm_<lang>``: the differing token masked (``masked_span`` mode "all"), as the reference."""
+    """``gest_pairs_mlm_<lang>``: the differing token masked (``masked_span`` mode "all"), as the reference; ``hf-mlm``
+    is its one backend (no near ties counted)."""
+
+    COMPARES_LOGLIKELIHOODS = False
 
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
         return MaskedLMTask.construct_requests(self, doc, ctx, **kwargs)

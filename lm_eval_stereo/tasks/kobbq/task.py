@@ -15,6 +15,7 @@ from typing import Any
 
 import datasets
 
+from lm_eval_stereo.core import near_ties
 from lm_eval_stereo.core.summary import SummaryTask
 from lm_eval_stereo.tasks import bbq_family
 from lm_eval_stereo.tasks.kobbq import metrics as metric
@@ -96,13 +97,21 @@ class KobbqGenerationTask(KobbqTask):
 
 
 class KobbqChoiceTask(KobbqTask):
-    """``kobbq``: the choice with the highest log-likelihood (ties → the first in upstream order)."""
+    """``kobbq``: the choice with the highest log-likelihood (ties → the first in upstream order); a near tie's
+    alternatives are the items of the rival choices (:func:`lm_eval_stereo.core.near_ties.rivals`, one request
+    each)."""
 
     METRICS = metric.CHOICE
+    COMPARES_LOGLIKELIHOODS = True
 
     def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
         scores = [float(loglikelihood) for loglikelihood, _ in results]
         if not all(math.isfinite(score) for score in scores):  # never pick an answer from NaN: count the document
             return self.record(doc, None, None, None) | {"unscored": 1}
         best = scores.index(max(scores))
-        return self.record(doc, None, "ABC"[best], doc["shown"][best]) | {"loglikelihoods": scores}
+        item = self.record(doc, None, "ABC"[best], doc["shown"][best])
+        alternatives = [
+            near_ties.changes(item, self.record(doc, None, "ABC"[rival], doc["shown"][rival]))
+            for rival in near_ties.rivals(scores, [near_ties.bound()] * len(scores))
+        ]
+        return item | {"loglikelihoods": scores} | near_ties.marked(alternatives)

@@ -59,6 +59,25 @@ def aggregations(yaml: str, metrics: tuple[str, ...]) -> dict[str, Aggregation]:
         ) from exc
 
 
+@functools.cache
+def process_results(yaml: str) -> Callable[[dict, list], dict]:
+    """The ``process_results`` function of lm_eval's task YAML ``yaml`` (a path below ``lm_eval/tasks``), as lm_eval's
+    YAML loader resolves it; :class:`LmEvalChanged` when the installed lm_eval has none there."""
+    try:
+        import lm_eval
+        from lm_eval.tasks._yaml_loader import load_yaml
+
+        found = load_yaml(Path(lm_eval.__file__).parent / "tasks" / yaml).get("process_results")
+        if not callable(found):
+            raise KeyError("no process_results function")
+        return found
+    except Exception as exc:  # noqa: BLE001 - any change of lm_eval's internals is reported, never a trace
+        raise LmEvalChanged(
+            f"the installed lm_eval {installed_version()} does not define {yaml} as lm_eval {KNOWN_VERSION} does "
+            f"({type(exc).__name__}: {exc})"
+        ) from exc
+
+
 @contextmanager
 def quiet() -> Iterator[None]:
     """lm_eval's aggregations log an error and numpy warns where a figure is undefined (0/0, an empty mean); on a

@@ -8,6 +8,12 @@ a key, and what the reference figures read besides.
   question polarity, context condition, question type, label, and its rank among the rows of that description in
   the file's order. Rows of both languages with one key are translations; the rest are counted as unshared.
 - BBQ: category and ``example_id``. CrowS-Pairs: the document's index (the pairs have no id of their own).
+
+Each item of a task that judges by comparing log-likelihoods (CrowS-Pairs; BBQ, EsBBQ and CaBBQ multiple choice) marks
+its near ties (:mod:`lm_eval_stereo.core.near_ties`): a CrowS-Pairs pair whose two sentences' log-likelihoods lie
+within the backends' agreement (its alternative: ``pct_stereotype`` the other way, the two log-likelihoods swapped), a
+multiple-choice document with an answer within reach of lm_eval's argmax (each alternative: the values lm_eval's own
+``process_results`` gives for that answer, where they differ).
 """
 
 from __future__ import annotations
@@ -16,6 +22,10 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from lm_eval_stereo.core import near_ties
+from lm_eval_stereo.tasks.lm_eval_bias.lm_eval_functions import LmEvalChanged, process_results, quiet
+from lm_eval_stereo.tasks.lm_eval_bias.metrics import task_yaml
 
 #: the fields of an EsBBQ/CaBBQ row that say what it is (with its rank among the rows alike: its key)
 ROW_FIELDS = ("category", "template_id", "version", "flipped", "question_polarity", "context_condition",
@@ -37,6 +47,44 @@ def _log_likelihoods(sample: Mapping[str, Any]) -> list[float]:
     return [
         float(json.loads(entry[0]) if isinstance(entry[0], str) else entry[0]) for entry in sample["filtered_resps"]
     ]
+
+
+def _as_logged(value: Any) -> Any:
+    """A value ``process_results`` returned as lm_eval logs it and :func:`_plain` reads it back (numpy scalars as
+    numbers)."""
+    return _plain(
+        json.loads(json.dumps(value, default=lambda found: found.item() if hasattr(found, "item") else str(found)))
+    )
+
+
+def choice_near_ties(sample: Mapping[str, Any], values: Mapping[str, Any], yaml: str) -> dict[str, Any]:
+    """The near ties of a multiple-choice document (see the module docstring): its options' log-likelihoods, one
+    request each, against lm_eval's argmax; each rival's values from lm_eval's ``process_results`` of ``yaml`` with the
+    rival the likeliest. Empty where the installed lm_eval has no such function (its numbers stand alone)."""
+    lls = _log_likelihoods(sample)
+    try:
+        process = process_results(yaml)
+    except LmEvalChanged:
+        return {}
+    alternatives = []
+    for rival in near_ties.rivals(lls, [near_ties.bound()] * len(lls)):
+        raised = [(value, False) for value in lls]
+        raised[rival] = (max(lls) + 1.0, False)
+        with quiet():
+            computed = process(sample["doc"], raised)
+        changed = {name: _as_logged(computed[name]) for name in values if name in computed}
+        if {**values, **changed} != dict(values):
+            alternatives.append({"values": {**values, **changed}})
+    return near_ties.marked(alternatives)
+
+
+def crows_pairs_near_ties(values: Mapping[str, Any], lls: Sequence[float]) -> dict[str, Any]:
+    """A CrowS-Pairs pair's near tie (see the module docstring)."""
+    more, less = lls
+    if not near_ties.near_tie(more, less):
+        return near_ties.marked([])
+    flipped = {**values, "pct_stereotype": 1.0 - float(values["pct_stereotype"])}
+    return near_ties.marked([{"values": flipped, "lls": [less, more]}])
 
 
 def bsc_items(samples: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -68,20 +116,26 @@ def crows_pairs_items(samples: Sequence[Mapping[str, Any]]) -> dict[str, dict[st
     for sample in samples:
         key = f"{int(sample['doc_id']):06d}"
         doc = sample["doc"]
+        values, lls = _values(sample), _log_likelihoods(sample)
         items[key] = {
-            "key": key, "doc_id": sample["doc_id"], "values": _values(sample), "lls": _log_likelihoods(sample),
+            "key": key, "doc_id": sample["doc_id"], "values": values, "lls": lls,
             "direction": doc.get("stereo_antistereo"), "bias_type": doc.get("bias_type"),
+            **crows_pairs_near_ties(values, lls),
         }  # fmt: skip
     return items
 
 
 def items(task: str, samples: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The items of lm_eval's task ``task`` from its logged samples, by key."""
-    if task.startswith(("esbbq", "cabbq")):
-        return bsc_items(samples)
+    """The items of lm_eval's task ``task`` from its logged samples, by key; a multiple-choice task's with their near
+    ties (:func:`choice_near_ties`; a generation task's answers are texts, judged by no log-likelihood)."""
     if task.startswith("crows_pairs"):
         return crows_pairs_items(samples)
-    return bbq_items(samples)
+    found = bsc_items(samples) if task.startswith(("esbbq", "cabbq")) else bbq_items(samples)
+    yaml = task_yaml(task)
+    if yaml.endswith("bbq_generate.yaml"):
+        return found
+    by_doc = {sample["doc_id"]: sample for sample in samples}
+    return {key: item | choice_near_ties(by_doc[item["doc_id"]], item["values"], yaml) for key, item in found.items()}
 
 
 def language(task: str) -> tuple[str, str] | None:

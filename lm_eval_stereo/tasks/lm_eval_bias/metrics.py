@@ -204,14 +204,23 @@ _CROWS_SCORE = ItemScore(
 )  # fmt: skip
 
 
+def task_yaml(task: str) -> str:
+    """The YAML (below ``lm_eval/tasks``) whose ``metric_list`` and ``process_results`` lm_eval's task ``task`` uses."""
+    if task.startswith(("esbbq", "cabbq")):
+        folder = "cabbq" if task.startswith("cabbq") else "esbbq"
+        return f"{folder}/_{folder}_common_yaml"
+    if task.startswith("crows_pairs"):
+        return f"crows_pairs/crows_pairs_{'french' if task.startswith('crows_pairs_french') else 'english'}.yaml"
+    return "bbq/bbq_generate.yaml" if task.startswith("bbq_generate") else "bbq/bbq_multiple_choice.yaml"
+
+
 def esbbq_cabbq(task: str, metadata: Mapping[str, Any]) -> MetricSet:
     """The metric set of lm_eval's ``esbbq_*``/``cabbq_*`` tasks (aggregations from the language's own YAML)."""
-    folder = "cabbq" if task.startswith("cabbq") else "esbbq"
     return _metric_set(
         "esbbq_cabbq",
         "EsBBQ/CaBBQ (lm_eval)",
         ESBBQ_CABBQ_METRICS,
-        f"{folder}/_{folder}_common_yaml",
+        task_yaml(task),
         _BSC_SCORE,
         primary="bias_score_ambig",
     )  # fmt: skip  (the bias in ambiguous contexts)
@@ -219,13 +228,11 @@ def esbbq_cabbq(task: str, metadata: Mapping[str, Any]) -> MetricSet:
 
 def bbq(task: str, metadata: Mapping[str, Any]) -> MetricSet:
     """The metric set of lm_eval's ``bbq`` tasks (multiple choice or generation, either context or both)."""
-    yaml = "bbq/bbq_generate.yaml" if task.startswith("bbq_generate") else "bbq/bbq_multiple_choice.yaml"
-    return _metric_set("bbq", "BBQ (lm_eval)", BBQ_METRICS, yaml, _BBQ_SCORE, primary="amb_bias_score")
+    return _metric_set("bbq", "BBQ (lm_eval)", BBQ_METRICS, task_yaml(task), _BBQ_SCORE, primary="amb_bias_score")
 
 
 def crows_pairs(task: str, metadata: Mapping[str, Any]) -> MetricSet:
     """The metric set of lm_eval's ``crows_pairs_english*``/``crows_pairs_french*`` tasks."""
-    language = "french" if task.startswith("crows_pairs_french") else "english"
-    yaml = f"crows_pairs/crows_pairs_{language}.yaml"
+    yaml = task_yaml(task)
     return _metric_set("crows_pairs", "CrowS-Pairs (lm_eval)", CROWS_PAIRS_METRICS, yaml, _CROWS_SCORE,
                        primary="pct_stereotype")  # fmt: skip

@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from lm_eval_stereo.core.whole_files import write_whole
 from lm_eval_stereo.tasks.lm_eval_bias.mirror_rows import offline_bbq_categories
 
 #: the lm_eval task folders written, and the mirror their rows come from
@@ -68,12 +69,11 @@ def write_offline_tasks(target: Path) -> list[str]:
     names = []
     for folder in FOLDERS:
         source = lm_eval_tasks_dir() / folder
-        (target / folder).mkdir(parents=True, exist_ok=True)
         for path in sorted(source.glob("*.yaml")):
             if folder == "crows_pairs" and not path.name.startswith("crows_pairs_english"):
                 continue  # the mirror holds the English pairs only
             config = _config(path)
-            (target / folder / path.name).write_text(_override(folder, path, config), encoding="utf-8")
+            write_whole(target / folder / path.name, _override(folder, path, config), within=target)
             names.append(str(config.get("group") or config.get("task")))
     return names
 

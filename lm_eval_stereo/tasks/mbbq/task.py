@@ -19,6 +19,7 @@ from typing import Any
 
 import datasets
 
+from lm_eval_stereo.core import near_ties
 from lm_eval_stereo.core.metrics import MetricSet
 from lm_eval_stereo.core.summary import SummaryTask
 from lm_eval_stereo.tasks import bbq_family
@@ -61,6 +62,18 @@ def choose(loglikelihoods: Sequence[float], answers: Sequence[str], length_norm:
     return scores.index(max(scores))
 
 
+def rival_answers(loglikelihoods: Sequence[float], answers: Sequence[str], length_norm: bool = False) -> list[int]:
+    """The answers another backend could pick instead of :func:`choose`'s (near ties,
+    :func:`lm_eval_stereo.core.near_ties.rivals`): one request each, per character of the answer with
+    ``length_norm``."""
+    if length_norm:
+        scores = [value / max(1, len(answer)) for value, answer in zip(loglikelihoods, answers)]
+        bounds = [near_ties.bound(1, max(1, len(answer))) for answer in answers]
+    else:
+        scores, bounds = list(loglikelihoods), [near_ties.bound()] * len(answers)
+    return near_ties.rivals(scores, bounds)
+
+
 class _MbbqTask(SummaryTask):
     OPTIONS = OPTIONS
 
@@ -92,15 +105,23 @@ class _MbbqTask(SummaryTask):
 
 
 class MbbqChoiceTask(_MbbqTask):
-    """``mbbq_<lang>`` / ``mbbq_control_<lang>``: the answer with the highest log-likelihood."""
+    """``mbbq_<lang>`` / ``mbbq_control_<lang>``: the answer with the highest log-likelihood; a near tie's
+    alternatives are the items of the rival answers (:func:`rival_answers`)."""
+
+    COMPARES_LOGLIKELIHOODS = True
 
     def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
         loglikelihoods = [float(loglikelihood) for loglikelihood, _ in results]
         if not all(math.isfinite(value) for value in loglikelihoods):  # never pick an answer from NaN: count it
             return self.record(doc, doc["key"], []) | {"loglikelihoods": loglikelihoods, "unscored": 1}
         answers = [doc["ans0"], doc["ans1"], doc["ans2"]]
-        predicted = choose(loglikelihoods, answers, self.options["mbbq_length_norm"])
-        return self.record(doc, doc["key"], [predicted]) | {"loglikelihoods": loglikelihoods}
+        length_norm = self.options["mbbq_length_norm"]
+        item = self.record(doc, doc["key"], [choose(loglikelihoods, answers, length_norm)])
+        alternatives = [
+            near_ties.changes(item, self.record(doc, doc["key"], [rival]))
+            for rival in rival_answers(loglikelihoods, answers, length_norm)
+        ]
+        return item | {"loglikelihoods": loglikelihoods} | near_ties.marked(alternatives)
 
 
 class MbbqGenerationTask(_MbbqTask):

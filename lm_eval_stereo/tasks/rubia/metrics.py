@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from lm_eval_stereo.core.metrics import SHARE, ItemScore, Metric, MetricSet, Resampling, count, ideal
+from lm_eval_stereo.core.registry import recorded_fact
 from lm_eval_stereo.tasks.rubia.data import DOMAINS, NOT_IN_ALL, domain_task_types
 
 PRIMARY = "biased"
@@ -150,5 +151,5 @@ def metric_set(domain: str | None) -> MetricSet:
 def metric_set_factory(task: str, metadata: Mapping[str, Any]) -> MetricSet:
     """The registry's factory of ``rubia.shares``: the domain the task recorded (``facts``), else the one its name
     ends with, else the metrics every domain has."""
-    domain = (metadata.get("facts") or {}).get("domain") or task.rpartition("_")[2]
+    domain = recorded_fact(metadata, "domain", lambda v: isinstance(v, str), "text") or task.rpartition("_")[2]
     return metric_set(domain if domain in DOMAINS else None)

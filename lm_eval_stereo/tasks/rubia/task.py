@@ -25,7 +25,7 @@ from typing import Any
 import datasets
 from lm_eval.api.instance import Instance
 
-from lm_eval_stereo.core import truncation
+from lm_eval_stereo.core import near_ties, truncation
 from lm_eval_stereo.core.metrics import MetricSet
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer, require_tokenizer
 from lm_eval_stereo.core.model_types import ENCODER_MODEL_TYPES
@@ -104,6 +104,18 @@ def pair_item(doc: dict[str, Any], scores: dict[str, tuple[float, float]], misma
     return {**item, "boundary_mismatch": mismatch}
 
 
+def pair_near_ties(item: dict[str, Any], scored: dict[str, int]) -> dict[str, Any]:
+    """The near tie of a causal pair (:mod:`lm_eval_stereo.core.near_ties`): the two mean NLLs (each a request's
+    log-likelihood over its ``scored`` tokens) within their bounds; its alternatives are the perplexities ordered the
+    other way."""
+    nll_pro, nll_anti = item["nll_pro"], item["nll_anti"]
+    bounds = [near_ties.bound(1, scored[side]) for side in SIDES]
+    if not near_ties.near_tie(nll_pro, nll_anti, *bounds):
+        return near_ties.marked([])
+    swapped = near_ties.reversed_pair(item["ppl_pro"], item["ppl_anti"])
+    return near_ties.marked([{"ppl_pro": pro, "ppl_anti": anti} for pro, anti in swapped])
+
+
 def sentence_request(tokenizer: Any, text: str, add_special_tokens: bool = False) -> Request:
     """The request scoring every token of ``text`` after its first (``add_special_tokens``: lm_eval's ``add_bos_token``
     model argument), of at most the tokenizer's ``model_max_length`` tokens, as ``lmppl.LM`` tokenises with
@@ -139,6 +151,11 @@ class RubiaTask(SummaryTask):
     def metric_set(self) -> MetricSet:
         return metric_set(self.domain())
 
+    def counts_near_ties(self) -> bool:
+        """A causal LM's pairs mark their near ties (:func:`pair_near_ties`); a masked LM's (``hf-mlm``, the one
+        masked backend) do not."""
+        return not self.masked()
+
     def facts(self) -> dict[str, Any]:
         return {"domain": self.domain(), "protocol": "masked" if self.masked() else "causal"}
 
@@ -168,14 +185,16 @@ class RubiaTask(SummaryTask):
 
     def causal_item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
         """Every token after the first, the reference's tokens where the backend scored them."""
-        scores, mismatch = {}, False
+        scores, mismatch, tokens = {}, False, {}
         for side, req, result in zip(SIDES, self.reference_requests(doc), results, strict=True):
             exact = scored_reference_tokens(result)
             scored = len(req.reference[1]) if exact and req.reference else req.scored
-            scores[side] = perplexity(float(result[0]), scored if req.reference else 0)
+            tokens[side] = scored if req.reference else 0
+            scores[side] = perplexity(float(result[0]), tokens[side])
             # a sentence longer than the model's window, not scored (NaN: unscored; counted as truncated)
             mismatch = mismatch or not (req.split_kept or exact or truncation.unscored(result))
-        return pair_item(doc, scores, mismatch)
+        item = pair_item(doc, scores, mismatch)
+        return item | pair_near_ties(item, tokens)
 
     def masked_item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
         """Every token masked in turn (hf-mlm's pseudo-log-likelihood of the whole sentence)."""

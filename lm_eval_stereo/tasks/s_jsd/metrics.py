@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from lm_eval_stereo.core import near_ties
 from lm_eval_stereo.core.bootstrap import DEFAULT_SEED
 from lm_eval_stereo.core.metrics import (
     PERCENT,
@@ -86,6 +87,31 @@ def pair_scores(
         "cps": int(pll_more > pll_less),
         "cps_delta": pll_more - pll_less,
     }
+
+
+def _distance_range(logprobs: Sequence[float], limit: bool) -> tuple[float, float]:
+    """The range of Σ_u d(p_u) with every log-probability moved by up to the backends' agreement (d falls as p rises,
+    so its ends are those of the log-probabilities' ends)."""
+    agreement = near_ties.ENGINE_AGREEMENT_NATS
+    low = analytic_jsd([math.exp(min(lp + agreement, 0.0)) for lp in logprobs], limit)
+    high = analytic_jsd([math.exp(lp - agreement) for lp in logprobs], limit)
+    return _float32_sum(low), _float32_sum(high)
+
+
+def near_tie_fields(
+    scores: Mapping[str, Any], logprob_more: Sequence[float], logprob_less: Sequence[float], limit: bool = False
+) -> dict[str, Any]:
+    """A causal pair's near ties (:mod:`lm_eval_stereo.core.near_ties`), from its :func:`pair_scores` and the shared
+    tokens' log-probabilities (one request each): the CPS comparison of the two summed log-probabilities (each within
+    k x the agreement), the B.S_JSD comparison of the summed distances (each within the range its log-probabilities'
+    moves give it); each near tie's alternative is its score the other way."""
+    k_more, k_less = len(logprob_more), len(logprob_less)
+    cps = near_ties.near_tie(
+        _float32_sum(logprob_more), _float32_sum(logprob_less), near_ties.bound(k_more), near_ties.bound(k_less)
+    )
+    binary = near_ties.overlap(_distance_range(logprob_more, limit), _distance_range(logprob_less, limit))
+    alternatives = [{name: 1 - int(scores[name])} for name, tie in (("binary", binary), ("cps", cps)) if tie]
+    return near_ties.marked(alternatives)
 
 
 def bootstrap_se(values: Sequence[float], iters: int = SE_RESAMPLES, seed: int = DEFAULT_SEED) -> float:

@@ -35,7 +35,7 @@ from lm_eval_stereo.core.model_tokenizer import load_tokenizer
 from lm_eval_stereo.core.reference_requests import lm_eval_encoding
 from lm_eval_stereo.core.summary import SummaryTask, instance_kwargs
 from lm_eval_stereo.tasks.s_jsd.data import load_pairs, perturbed
-from lm_eval_stereo.tasks.s_jsd.metrics import NO_SHARED, OVERLENGTH, SCORED, metric_set, pair_scores
+from lm_eval_stereo.tasks.s_jsd.metrics import NO_SHARED, OVERLENGTH, SCORED, metric_set, near_tie_fields, pair_scores
 from lm_eval_stereo.tasks.s_jsd.options import OPTIONS
 
 #: sentinels framing a causal model's token ids for the alignment (never real token ids)
@@ -162,6 +162,7 @@ class SJSDCausalTask(SummaryTask):
     KEY_FIELD = "id"
     OPTIONS = OPTIONS
     METRICS = metric_set("s_jsd", causal=True)
+    COMPARES_LOGLIKELIHOODS = True
 
     def plan(self, doc: dict[str, Any]) -> CausalPlan:
         return causal_plan(load_tokenizer(self.config.metadata or {}), doc["sent_more"], doc["sent_less"])
@@ -186,4 +187,5 @@ class SJSDCausalTask(SummaryTask):
         probs = [math.exp(lp) for lp in logprobs]
         values = pair_scores(probs[:k], probs[k:], logprobs[:k], logprobs[k:], self.options["jsd_limit"])
         values["hits_more"], values["hits_less"] = sum(greedy[:k]), sum(greedy[k:])
-        return pair_item(doc, SCORED, k, values, **counts)
+        ties = near_tie_fields(values, logprobs[:k], logprobs[k:], self.options["jsd_limit"])
+        return pair_item(doc, SCORED, k, values, **counts) | ties

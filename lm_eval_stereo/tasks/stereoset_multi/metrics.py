@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from lm_eval_stereo.core import near_ties
 from lm_eval_stereo.core.metrics import PERCENT, ItemScore, Metric, MetricSet, Resampling, count, higher, ideal, info
 
 logger = logging.getLogger(__name__)
@@ -138,6 +139,22 @@ def judgement_columns(items: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarra
     """The per-item judgements the pooled metrics are computed from (scored items only), as resampling columns."""
     pro, related, _ = _judgements(scored(items)[0])
     return {"pro": pro, "related": related}
+
+
+#: the comparisons an item's judgements rest on: pro (stereotype vs anti-stereotype), related (each vs unrelated)
+JUDGED_PAIRS = (("stereotype", "anti-stereotype"), ("stereotype", "unrelated"), ("anti-stereotype", "unrelated"))
+
+
+def near_tie_fields(item: Mapping[str, Any], bounds: Mapping[str, float]) -> dict[str, Any]:
+    """The item's near ties (:mod:`lm_eval_stereo.core.near_ties`): a comparison of :data:`JUDGED_PAIRS` whose two
+    scores lie within their ``bounds`` (per label: how far the score can move between backends), and for each such
+    comparison the labels' scores reordered the other way (swapped; a tie broken either way)."""
+    alternatives = []
+    for one, other in JUDGED_PAIRS:
+        first, second = float(item[one]), float(item[other])
+        if near_ties.near_tie(first, second, bounds[one], bounds[other]):
+            alternatives += [{one: a, other: b} for a, b in near_ties.reversed_pair(first, second)]
+    return near_ties.marked(alternatives)
 
 
 TEST_PREFIXES = {"intrasentence": "intra", "intersentence": "inter"}

@@ -24,11 +24,12 @@ from typing import Any
 import datasets
 from lm_eval.api.instance import Instance
 
+from lm_eval_stereo.core import near_ties
 from lm_eval_stereo.core.summary import SummaryTask, instance_kwargs
 from lm_eval_stereo.core.token_split import TokenSplitInstance, scored_reference_tokens
 from lm_eval_stereo.tasks.stereoset_multi import intra_scoring, normalization
 from lm_eval_stereo.tasks.stereoset_multi.data import load_rows
-from lm_eval_stereo.tasks.stereoset_multi.metrics import CANDIDATES, METRICS
+from lm_eval_stereo.tasks.stereoset_multi.metrics import CANDIDATES, METRICS, near_tie_fields
 from lm_eval_stereo.tasks.stereoset_multi.options import CAUSAL_OPTIONS as OPTIONS
 
 
@@ -47,9 +48,12 @@ def item_from_scores(
     details: Sequence[dict[str, Any]],
     scoring: str,
     intrasentence_scoring: str | None = None,
+    bounds: Sequence[float] | None = None,
 ) -> dict[str, Any]:
     """The per-document item of :func:`metrics.compute` from candidate scores in c1, c2, c3 order; an intrasentence
-    item records ``intrasentence_scoring`` and counts its candidates whose details say ``boundaries_kept: False``."""
+    item records ``intrasentence_scoring`` and counts its candidates whose details say ``boundaries_kept: False``.
+    With ``bounds`` (how far each candidate's score can move between backends), the item marks its near ties
+    (:func:`metrics.near_tie_fields`)."""
     item: dict[str, Any] = {
         "key": item_key(doc),
         "test": doc["test"],
@@ -66,6 +70,8 @@ def item_from_scores(
         {"id": doc[f"c{c}_id"], "gold_label": doc[f"c{c}_gold_label"], "score": float(score), **extra}
         for c, score, extra in zip(CANDIDATES, scores, details)
     ]
+    if bounds is not None:
+        item.update(near_tie_fields(item, {doc[f"c{c}_gold_label"]: b for c, b in zip(CANDIDATES, bounds)}))
     return item
 
 
@@ -74,6 +80,7 @@ class StereoSetTask(SummaryTask):
 
     METRICS = METRICS
     OPTIONS = OPTIONS
+    COMPARES_LOGLIKELIHOODS = True
 
     @functools.cached_property
     def normalizer(self) -> normalization.Normalizer:
@@ -111,13 +118,14 @@ class StereoSetTask(SummaryTask):
         the backend scored the reference's tokens (``hf-prefix``; the units are the same tokens either way: the first
         token, then the rest)."""
         responses = iter(results)
-        scores, details = [], []
+        scores, details, bounds = [], [], []
         for requests in self._requests(doc):
             answers = [next(responses) for _ in requests]
             loglik = sum(float(answer[0]) for answer in answers)
             units = self.normalizer.count_requests(requests)
             scores.append(loglik / units)
             details.append({"loglik": loglik, "units": units, "exact": all(map(scored_reference_tokens, answers))})
+            bounds.append(near_ties.bound(len(requests), units))
         intra = None
         if doc["test"] == "intrasentence":
             intra = self.intra.description
@@ -125,4 +133,4 @@ class StereoSetTask(SummaryTask):
                 extra["boundaries_kept"] = self.intra.split(doc[f"c{c}_sentence"]).boundaries_kept or extra["exact"]
         for extra in details:
             del extra["exact"]
-        return item_from_scores(doc, scores, details, self.normalizer.description, intra)
+        return item_from_scores(doc, scores, details, self.normalizer.description, intra, bounds)

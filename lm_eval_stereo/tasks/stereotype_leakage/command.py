@@ -6,13 +6,15 @@ file's time: :mod:`lm_eval_stereo.tasks.stereotype_leakage.run_tables`), and fit
 (:mod:`lm_eval_stereo.tasks.stereotype_leakage.across_runs`), with the monolingual model's table of the same target
 language from ``--mono`` folders as the covariate when given. Prints the coefficients, p-values and significant edges
 (source -> target: alpha > 0, p < 0.05, source != target), writes them as JSON and draws the leakage graph as a PNG
-(matplotlib, imported only then). The benchmark declares the command (``Benchmark.commands``); the console script
+(matplotlib, imported only then), each file whole or not at all (:mod:`lm_eval_stereo.core.whole_files`: one line
+naming the file that cannot be written). The benchmark declares the command (``Benchmark.commands``); the console script
 finds it there.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 from collections.abc import Sequence
@@ -21,6 +23,7 @@ from typing import Any
 
 from lm_eval_stereo.cli_args import Parser, input_folder, output_file
 from lm_eval_stereo.core.extras import MissingExtraError
+from lm_eval_stereo.core.whole_files import WriteError, write_whole
 from lm_eval_stereo.tasks.stereotype_leakage import metrics
 from lm_eval_stereo.tasks.stereotype_leakage.across_runs import fit_runs
 from lm_eval_stereo.tasks.stereotype_leakage.data import LANGUAGES
@@ -45,7 +48,8 @@ def _fmt(value: float | None) -> str:
 
 
 def draw(report: dict[str, Any], path: Path) -> None:
-    """The leakage graph(s): one panel per task family, languages on a square, significant edges with alpha."""
+    """The leakage graph(s) as the PNG ``path``: one panel per task family, languages on a square, significant edges
+    with alpha."""
     try:
         import matplotlib
 
@@ -75,8 +79,10 @@ def draw(report: dict[str, Any], path: Path) -> None:
         ax.set_ylim(-0.3, 1.3)
         ax.axis("off")
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    image = io.BytesIO()
+    figure.savefig(image, format="png", dpi=120)
     plt.close(figure)
+    write_whole(path, image.getvalue(), within=path.parent)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -116,11 +122,11 @@ def main(argv: Sequence[str]) -> int:
         mono = read_tables(*args.mono) if args.mono else []
         report = fit_runs(tables, mono, unrated=args.unrated, scale=args.scale)
         print(render(report))
-        args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")
+        write_whole(args.json, json.dumps(report, indent=1, ensure_ascii=False), within=args.json.parent)
         print(f"\nfits written to {args.json}")
         if not args.no_png:
             draw(report, args.png)
             print(f"graph drawn in {args.png}")
-    except LeakageInputError as exc:
+    except (LeakageInputError, WriteError) as exc:
         parser.exit(2, f"lm-eval-stereo leakage: error: {exc}\n")
     return 0

@@ -11,10 +11,10 @@ one task must come from one model: runs of several models for the same task are 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from lm_eval_stereo.results.files import UnreadableJson, parse
 from lm_eval_stereo.results.run import ReportError, Run, load_run, results_files
 from lm_eval_stereo.results.samples import samples_path
 from lm_eval_stereo.tasks.stereotype_leakage import metrics
@@ -95,8 +95,8 @@ def _logged_leaks(path: Path) -> list[Any]:
         if not line.strip():
             continue
         try:
-            items.append(json.loads(line)["n_leaks"])
-        except (json.JSONDecodeError, TypeError, KeyError) as exc:
-            problem = "no 'n_leaks' field" if isinstance(exc, (KeyError, TypeError)) else f"invalid JSON ({exc.msg})"
+            items.append(parse(line)["n_leaks"])
+        except (UnreadableJson, TypeError, KeyError) as exc:
+            problem = "no 'n_leaks' field" if isinstance(exc, (KeyError, TypeError)) else f"invalid JSON ({exc})"
             raise LeakageInputError(f"{path}, line {number}: {problem}") from None
     return items

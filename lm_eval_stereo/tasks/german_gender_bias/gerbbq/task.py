@@ -13,6 +13,7 @@ from typing import Any
 
 import datasets
 
+from lm_eval_stereo.core import near_ties
 from lm_eval_stereo.core.summary import SummaryTask
 from lm_eval_stereo.tasks.german_gender_bias.answers import LETTERS, answer_part, reference_letter
 from lm_eval_stereo.tasks.german_gender_bias.data import load_gerbbq
@@ -67,10 +68,19 @@ class GerbbqTask(SummaryTask):
 
 
 class GerbbqChoiceTask(GerbbqTask):
-    """``gerbbq_mc_*``: the option with the highest log-likelihood (ties → the first in A/B/C order)."""
+    """``gerbbq_mc_*``: the option with the highest log-likelihood (ties → the first in A/B/C order); a near tie's
+    alternatives are the items of the rival options (:func:`lm_eval_stereo.core.near_ties.rivals`, one request
+    each)."""
+
+    COMPARES_LOGLIKELIHOODS = True
 
     def item(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
         scores = [float(loglikelihood) for loglikelihood, _ in results]
         if not all(math.isfinite(score) for score in scores):  # never pick an answer from NaN: count the document
             return self.record(doc, []) | {"unscored": 1}
-        return self.record(doc, [(LETTERS[scores.index(max(scores))], True)])
+        item = self.record(doc, [(LETTERS[scores.index(max(scores))], True)])
+        alternatives = [
+            near_ties.changes(item, self.record(doc, [(LETTERS[rival], True)]))
+            for rival in near_ties.rivals(scores, [near_ties.bound()] * len(scores))
+        ]
+        return item | near_ties.marked(alternatives)
