@@ -22,6 +22,7 @@ shut down and the process ends.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -88,28 +89,69 @@ def boundary_flagged(samples: dict) -> list[str]:
 
 
 class Timed:
-    """An lm_eval model whose ``loglikelihood`` calls are timed and whose token requests are recorded."""
+    """The time an lm_eval model spends in ``loglikelihood`` and the token requests its ``_loglikelihood_tokens``
+    receives, counted where the run calls them: on the model itself, or on the plugin's view of it
+    (:func:`lm_eval_stereo.models.view.view_of`: an object of a subclass sharing the model's ``__dict__``, to which
+    lm_eval's router sends the plugin's tasks' requests). The two methods are wrapped on both classes (the wrappers find
+    the model's :class:`Timed` by its ``__dict__``), not set on the instance: an instance attribute would be shared by
+    the view and bypass its methods. Nested calls (a method calling its parent's) are counted once."""
+
+    #: ``id`` of a model's ``__dict__`` (shared by its view) -> its Timed
+    of_state: dict[int, Timed] = {}
 
     def __init__(self, lm: Any) -> None:
+        from lm_eval_stereo.models.view import view_of
+
         self.seconds = 0.0
         self.requests: list = []
-        scoring, tokenized = lm.loglikelihood, lm._loglikelihood_tokens
-
-        def timed_scoring(*args: Any, **kwargs: Any) -> list:
-            start = time.perf_counter()
-            try:
-                return scoring(*args, **kwargs)
-            finally:
-                self.seconds += time.perf_counter() - start
-
-        def recording(requests: list, *args: Any, **kwargs: Any) -> list:
-            self.requests.extend(requests)
-            return tokenized(requests, *args, **kwargs)
-
-        lm.loglikelihood, lm._loglikelihood_tokens = timed_scoring, recording
+        self.inside: set[str] = set()
+        Timed.of_state[id(lm.__dict__)] = self
+        for cls in (type(view_of(lm)), type(lm)):  # the view's class made (and checked) before its parent is wrapped
+            for name, wrapper in (("loglikelihood", timed), ("_loglikelihood_tokens", recording)):
+                if "bench_wrapped" not in getattr(cls.__dict__.get(name), "__dict__", {}):
+                    setattr(cls, name, wrapper(getattr(cls, name)))
 
     def clear(self) -> None:
         self.seconds, self.requests = 0.0, []
+
+
+def outermost(name: str, method: Any, around: Any) -> Any:
+    """``method`` wrapped so that ``around(timing, call, requests)`` runs for the outermost call on a model with a
+    :class:`Timed` (``name`` tells nested calls apart); any other call goes straight through."""
+
+    @functools.wraps(method)
+    def wrapped(self: Any, *args: Any, **kwargs: Any) -> Any:
+        timing = Timed.of_state.get(id(self.__dict__))
+        if timing is None or name in timing.inside:
+            return method(self, *args, **kwargs)
+        timing.inside.add(name)
+        try:
+            requests = args[0] if args else kwargs.get("requests")
+            return around(timing, lambda: method(self, *args, **kwargs), requests)
+        finally:
+            timing.inside.discard(name)
+
+    wrapped.bench_wrapped = True
+    return wrapped
+
+
+def timed(method: Any) -> Any:
+    def around(timing: Timed, call: Any, requests: list) -> Any:
+        start = time.perf_counter()
+        try:
+            return call()
+        finally:
+            timing.seconds += time.perf_counter() - start
+
+    return outermost("loglikelihood", method, around)
+
+
+def recording(method: Any) -> Any:
+    def around(timing: Timed, call: Any, requests: list) -> Any:
+        timing.requests.extend(requests)
+        return call()
+
+    return outermost("_loglikelihood_tokens", method, around)
 
 
 def run_once(setup: dict, lm: Any, timing: Timed, command: dict, manager: Any) -> dict:
@@ -162,11 +204,11 @@ def serve(setups: list[dict], model: str, answers: Any) -> None:
 
 
 def main(setups: list[dict], model: str) -> None:
-    """:func:`serve`, every vLLM engine it starts shut down when it ends (:mod:`lm_eval_stereo.hooks.vllm`)."""
+    """:func:`serve`, every vLLM engine it starts shut down when it ends (:mod:`lm_eval_stereo.core.engines`)."""
     answers = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # everything else printed, by this process and the engines it starts, goes to the log
     sys.stdout = sys.stderr
-    from lm_eval_stereo.hooks.vllm import shut_down_engines_started_within
+    from lm_eval_stereo.core.engines import shut_down_engines_started_within
 
     with shut_down_engines_started_within():
         serve(setups, model, answers)

@@ -42,11 +42,25 @@ class Worker:
     def __init__(self, python: Path, setups: list[dict], model: Path, log: Path, env: dict[str, str]) -> None:
         self.names = [setup["name"] for setup in setups]
         self.log = log
-        command = [str(python), "-m", "bench.engine_worker", json.dumps(setups), str(model)]
-        with open(log, "ab") as stderr:
-            self.process = subprocess.Popen(command, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.command = [str(python), "-m", "bench.engine_worker", json.dumps(setups), str(model)]
+        self.env = {**os.environ, **ENV, "PYTHONPATH": str(REPO), **env}
+        self.restarts = 0
+        self.start()
+
+    def start(self) -> None:
+        with open(self.log, "ab") as stderr:
+            self.process = subprocess.Popen(self.command, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                             stderr=stderr, text=True, start_new_session=True,
-                                            env={**os.environ, **ENV, "PYTHONPATH": str(REPO), **env})  # fmt: skip
+                                            env=self.env)  # fmt: skip
+
+    def restart(self) -> Worker:
+        """What is left of the worker stopped, a new one started with the same setups and its models built: for a
+        worker whose engine died (the machine's OOM killer takes the largest process, an engine of the bench's or of
+        anything else running)."""
+        self.stop()
+        self.restarts += 1
+        self.start()
+        return self.ready()
 
     def answer(self) -> dict:
         line = self.process.stdout.readline() if self.process.stdout else ""
@@ -63,8 +77,11 @@ class Worker:
     def run(self, setup: str, row: str, tasks: list[str], limit: float) -> dict:
         """One ``simple_evaluate`` of ``row`` with ``setup``'s model (:func:`bench.engine_worker.run_once`)."""
         assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps({"setup": setup, "row": row, "tasks": tasks, "limit": limit}) + "\n")
-        self.process.stdin.flush()
+        try:
+            self.process.stdin.write(json.dumps({"setup": setup, "row": row, "tasks": tasks, "limit": limit}) + "\n")
+            self.process.stdin.flush()
+        except OSError:  # the worker has ended: answer() says how, with its log
+            pass
         return self.answer()
 
     def cpu(self) -> float:

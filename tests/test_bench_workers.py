@@ -36,3 +36,23 @@ def test_a_worker_that_cannot_build_its_model_fails_with_its_log_and_leaves_noth
     assert message.startswith("bench worker broken ended (1):") and "no-such-backend" in message
     assert worker.process.returncode == 1
     assert not session_alive(session) and session_cpu(session) == 0.0
+
+
+def test_a_worker_that_ends_in_a_run_is_restarted_once_then_its_setup_is_failed_and_nothing_left_running(tmp_path):
+    """The worker holds no model (no setups: it is ready at once); the command names a setup it does not hold, so it
+    ends with a KeyError in every run, as a worker whose engine died ends: restarted once, the run made again, then
+    the setup FAILED with the exception, and the other rounds skip it."""
+    from bench.bench_engines import RESTARTS, Setup, interleaved
+
+    worker = Worker(Path(sys.executable), [], tmp_path / "model", tmp_path / "worker.log", {})
+    first_session = worker.process.pid
+    with worker:
+        worker.ready()
+        runs, failed = interleaved([Setup(worker, {"backend": "hf"})], {"row": (["task"], 1)}, repetitions=2)
+        second_session = worker.process.pid
+    assert RESTARTS == 1 and worker.restarts == 1 and second_session != first_session
+    assert runs == {}
+    assert list(failed) == ["hf"]
+    assert failed["hf"] == "warm-up of row: KeyError: 'hf' (log: worker.log)"
+    assert (tmp_path / "worker.log").read_text().count("KeyError: 'hf'") == 2
+    assert not session_alive(first_session) and not session_alive(second_session)
