@@ -12,6 +12,7 @@ With two GPUs or more and HAProxy installed, ``local-completions`` and ``local-c
 ``vllm serve`` (block size 16, the plugin's vLLM plugin) and against two replicas behind HAProxy, one GPU each, at
 ``num_concurrent`` :data:`SERVED_CONCURRENCY` (bfloat16; :mod:`bench.bench_engines`' served setups). The rows are
 written into ``bench/results.json`` and ``results.md`` (``gpu``), where ``python -m bench.choice_table`` reads them.
+None of these rows has run on a GPU yet (no GPU was lent where they were written); only the no-GPU path is tested.
 
 The projection (assumptions in bench/README.md): ``lm-eval-stereo inventory``'s counts for ``stereo_leaderboard`` with
 the model's tokenizer; each backend's log-likelihood time = its forwarded tokens / its forwarded tokens per second over
