@@ -69,11 +69,17 @@ def served_choice(rows: list[dict], replicas: int) -> list[str]:
     """The served log-likelihood row (one server, or ``replicas`` behind HAProxy): the fastest client and
     num_concurrent on mbbq_en with hf's numbers."""
     candidates = [r for r in rows if r.get("num_concurrent") and r.get("replicas", 0) == replicas]
-    best = pick(candidates, rows)
+    # a -prefix client that read nothing from the cache scored every request uncached, as the plain client does: not
+    # a reason to install the plugin beside vLLM (through round-robin replicas its probe finds no cache)
+    uncached = {r["backend"] for r in candidates if r["backend"].endswith("-prefix") and not r["cached"]}
+    chosen = [r for r in candidates if r["backend"] not in uncached] or candidates
+    best = pick(chosen, rows)
     situation = "several replicas" if replicas else "a served model (`vllm serve`)"
     if best is None:
         return [f"| {situation} | log-likelihood | not measured | | |"]
     use = f"`{best['backend']}`" + (" through HAProxy" if replicas else "")
+    if uncached and best["backend"] not in uncached:
+        use += f" (`{'`, `'.join(sorted(uncached))}` read nothing from the cache here)"
     if best["backend"].endswith("-prefix"):
         use += ", the plugin installed beside vLLM"
     against = speed(best, rows)

@@ -52,9 +52,9 @@ def test_the_pick_is_the_fastest_setup_whose_metrics_equal_hf_s():
 def test_the_served_rows_name_the_fastest_num_concurrent_and_the_others_against_it():
     served = [row("mbbq_en", "hf", 12.0)]
     served += [row("mbbq_en", "local-completions", ll, num_concurrent=n, replicas=0) for n, ll in ((1, 8.0), (4, 6.0))]
-    served += [row("mbbq_en", "local-completions-prefix", ll, num_concurrent=n, replicas=0)
+    served += [row("mbbq_en", "local-completions-prefix", ll, cached=40, num_concurrent=n, replicas=0)
                for n, ll in ((1, 6.0), (4, 3.0), (16, 4.0))]  # fmt: skip
-    served += [row("mbbq_en", "local-completions-prefix", ll, num_concurrent=n, replicas=2)
+    served += [row("mbbq_en", "local-completions-prefix", ll, cached=40, num_concurrent=n, replicas=2)
                for n, ll in ((4, 2.0), (16, 1.5))]  # fmt: skip
     (one,) = choice_table.served_choice(served, 0)
     assert one == (
@@ -64,6 +64,14 @@ def test_the_served_rows_name_the_fastest_num_concurrent_and_the_others_against_
     (two,) = choice_table.served_choice(served, 2)
     # 12 / 1.5 = 8x hf; one replica at num_concurrent=16 took 4.0 s: 2.67x
     assert "8.00x (mbbq_en)" in two and "2.67x one replica" in two and two.endswith("| 16 (at 4: 0.75x of its speed) |")
+    # the same -prefix rows having read nothing from the replicas' caches: the plain client is picked, and why
+    uncached = [dict(r, cached=0) if r.get("replicas") == 2 else r for r in served]
+    uncached += [row("mbbq_en", "local-completions", 2.5, num_concurrent=16, replicas=2)]
+    (plain,) = choice_table.served_choice(uncached, 2)
+    assert plain == (
+        "| several replicas | log-likelihood | `local-completions` through HAProxy (`local-completions-prefix` read "
+        "nothing from the cache here) | 4.80x (mbbq_en); max \\|Δ\\| 1e-05 | 16 |"
+    )
     assert choice_table.served_choice([row("mbbq_en", "hf", 1.0)], 2) == [
         "| several replicas | log-likelihood | not measured | | |"
     ]
