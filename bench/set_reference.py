@@ -2,7 +2,7 @@
 ``multiclassUpdate.multiclass_update``): one unpadded forward pass per trait sub-token, gradients tracked, and the
 smallest output-layer update solved iteratively in numpy.
 
-The baseline that ``bench/bench_leakage.py`` times and the oracle that ``tests/test_stereotype_leakage.py`` checks the
+The baseline that ``bench/bench_leakage.py`` times and the oracle that ``tests/benchmarks/stereotype_leakage/test_stereotype_leakage.py`` checks the
 closed form (:mod:`lm_eval_stereo.models.sensitivity`) and the ``stereotype_leakage_mlm`` tasks against.
 """
 

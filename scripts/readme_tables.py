@@ -1,7 +1,7 @@
 """The docs' generated tables: the README's benchmarks and citations, docs/REPORT.md's benchmarks and their headline
 metrics and the order of the report's sections (``lm_eval_stereo/report/sections.py``), from the registry (each benchmark's declaration, its metric sets, its task YAMLs, its pinned sources).
 ``python scripts/readme_tables.py`` rewrites them between their markers; ``--check`` exits 1, naming the page and the
-table, when one is stale (``tests/test_readme_tables.py``).
+table, when one is stale (``tests/suite/test_readme_tables.py``).
 
 The protocol of a task is read from its YAML and class: ``generate_until`` is generation, a masked-LM task class
 (:class:`~lm_eval_stereo.core.masked_requests.MaskedLMTask`) is masked-LM scoring, any other output type is

@@ -9,7 +9,7 @@ folder a run of ``scripts/run_real_models.py`` with its ``timings.json``), the h
 ``docs/real_models/paired_first_runs.md`` (computed while the samples were there; the samples are not committed).
 Every number and every sentence that compares or interprets numbers is generated here: a headline against its ideal
 from the report's verdict (its 95% CI), a model against a model only with the paired test's Holm-adjusted p, so that
-text and data cannot drift apart (``tests/test_real_models_doc.py`` regenerates the page and compares).
+text and data cannot drift apart (``tests/real_models/test_real_models_doc.py`` regenerates the page and compares).
 
 RUNS (``--out`` folders of ``scripts/run_real_models.py``) are first copied into ``docs/real_models/results/`` (that
 folder is rewritten; machine paths of the task YAMLs made relative, the samples left behind: they are large);

@@ -3,23 +3,34 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
-from lm_eval_runner import REPO, LmEvalRun, shared_data_dir  # noqa: F401  (re-exported for tests)
+from lm_eval_runner import REPO, TESTS, LmEvalRun, shared_data_dir  # noqa: F401  (re-exported for tests)
 from tiers import ENGINE
 
-#: CPU-seconds per test file at the end of every run (:mod:`cpu_report`); the ``disk`` fixture, a small file system to
-#: fill or turn read-only (:mod:`small_disk`)
-pytest_plugins = ("cpu_report", "small_disk")
+#: CPU-seconds per test file at the end of every run (:mod:`cpu_report`); the vLLM tier's session fixtures (the one
+#: in-process engine, the one pair of served replicas: :mod:`vllm_tier`); the ``disk`` fixture, a small file system
+#: to fill or turn read-only (:mod:`small_disk`)
+pytest_plugins = ("cpu_report", "vllm_tier", "small_disk")
 
 #: the files of the vLLM tier: one unit of work for xdist (:func:`pytest_xdist_make_scheduler`), so that they share
-#: one pair of served replicas (:func:`vllm_replicas`)
+#: the session's engine and pair of served replicas (:mod:`vllm_tier`)
 VLLM_TIER = "test_vllm"
 
+#: the file whose tests run first on the session's vLLM engine: stock lm_eval's runs, before any run installs the
+#: plugin's hooks in its server (:mod:`vllm_engine_server`)
+FIRST_ON_THE_ENGINE = "test_vllm_stock_tasks.py"
 #: the longest units of work, scheduled first in this order (see :func:`pytest_collection_modifyitems`): the SmolLM2
-#: tier (the parity tests are collected in it) and the vLLM tier (its engines start in the file's own processes)
-LONGEST_FILES = ("test_real_models_tier.py", "test_vllm.py")
+#: tier (the parity tests are collected in it) and the vLLM tier (one unit: :data:`FIRST_ON_THE_ENGINE` first)
+LONGEST_FILES = ("test_real_models_tier.py", FIRST_ON_THE_ENGINE, "test_vllm.py")
+
+
+def folders_of_tests(tests: Path) -> list[Path]:
+    """The folders below ``tests`` that hold test files (not the fixtures')."""
+    found = {path.parent for path in tests.rglob("test_*.py")} - {tests}
+    return sorted(folder for folder in found if "fixtures" not in folder.relative_to(tests).parts)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -29,6 +40,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{ENGINE}: starts an engine or a server (tests/tiers.py); make test-quick skips it"
     )
+    # the test files sit in folders that mirror the package (tests/core/, tests/backends/, tests/benchmarks/<name>/,
+    # ...) and import one another's helpers by module name (``from test_report import report_cli``): every such folder
+    # on the import path before any is collected (pytest puts a file's own folder there only as it collects it)
+    for folder in folders_of_tests(TESTS):
+        if str(folder) not in sys.path:
+            sys.path.append(str(folder))
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if workers > 1 and "OMP_NUM_THREADS" not in os.environ:
         os.environ["OMP_NUM_THREADS"] = str(max(1, len(os.sched_getaffinity(0)) // workers))
@@ -45,8 +62,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """With ``--dist loadfile``: every ``tests/test_vllm*.py`` file in one unit of work (one worker), the other files
-    one unit each, as xdist makes them."""
+    """With ``--dist loadfile``: every ``test_vllm*.py`` file (``tests/backends/``) in one unit of work (one
+    worker), the other files one unit each, as xdist makes them."""
     if config.getoption("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
@@ -54,7 +71,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     class VllmTierTogether(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             scope = super()._split_scope(nodeid)
-            return "tests/test_vllm.py" if Path(scope).name.startswith(VLLM_TIER) else scope
+            return "tests/backends/test_vllm.py" if Path(scope).name.startswith(VLLM_TIER) else scope
 
     return VllmTierTogether(config, log)
 
@@ -112,19 +129,3 @@ def smollm2_prefix_run(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) 
     from real_runs import PREFIX_TASKS, run_tasks
 
     return run_tasks(smollm2, "hf-prefix", PREFIX_TASKS, tmp_path_factory.mktemp("smollm2_hf_prefix"))
-
-
-@pytest.fixture(scope="session")
-def vllm_replicas(smollm2: Path, tmp_path_factory: pytest.TempPathFactory):
-    """Two ``vllm serve`` replicas of SmolLM2 behind HAProxy (:mod:`vllm_replicas`), started at the first served vLLM
-    test and stopped at the end of the session; a test calls ``.ready()`` before using them."""
-    from vllm_replicas import HAPROXY, Replicas
-
-    if not Path(HAPROXY).exists():
-        pytest.skip("no HAProxy: apt-get install haproxy (.ci/run installs it)")
-    pair = Replicas(smollm2, tmp_path_factory.mktemp("vllm_replicas"))
-    try:
-        pair.start()
-        yield pair
-    finally:
-        pair.stop()

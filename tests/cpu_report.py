@@ -3,27 +3,34 @@
 A file's figure is the user + system time its tests took in the test process and in every process they started:
 the process's own ``RUSAGE_SELF`` and ``RUSAGE_CHILDREN`` (children once reaped: ``lm_eval`` subprocesses,
 ``accelerate launch``, a server stopped), the children of the live :mod:`lm_eval_forkserver` servers (reaped by the
-server, reported by it: :func:`lm_eval_runner.fork_servers_cpu`) and the processes of a killed server that no one
-reaps (:func:`model_server.unreaped_cpu`). A fixture is counted with the test that set it up or tore it down: a
-module fixture in its file, a session fixture (the SmolLM2 ``hf`` runs) in the first file that asked for it.
+server, reported by it: :func:`lm_eval_runner.fork_servers_cpu`), the processes of the servers and engines running
+now, read from ``/proc``, and those of a killed server that no one reaps (:func:`model_server.servers_cpu`). A test
+is counted with what its fixtures did while it ran: a module fixture in its file, a session fixture (the SmolLM2
+``hf`` runs, the vLLM engine's start) in the first file that asked for it, and a running server's work in the test
+it served.
 
 With xdist each worker measures its own files and sends them to the controller (``workeroutput``), which prints one
 table: files by CPU-seconds, the tier of each (``engine``: :mod:`tiers`), the totals per tier, and each worker's
-CPU-seconds outside any test (start-up, collection). The next tier is budgeted on these figures: on the idle 2-core
-machine ``make test`` (2 workers) takes about the larger of (total ÷ 2) and the busiest worker's sum, in seconds.
+CPU-seconds outside any test (start-up, collection). On the idle 2-core machine ``make test`` (2 workers) takes about
+the larger of (total ÷ 2) and the busiest worker's sum, in seconds. With ``LM_EVAL_TESTS_CPU_BUDGET=1`` (``make test``,
+``make test-quick``) a file that took more than its share of its tier's budget by half fails the run, named after the
+table (:mod:`cpu_budget`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import resource
 import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 
 import pytest
+from cpu_budget import ENV as BUDGET_ENV
+from cpu_budget import TIER_BUDGETS, over_budget
 from lm_eval_runner import fork_servers_cpu
-from model_server import unreaped_cpu
+from model_server import servers_cpu
 from tiers import ENGINE
 
 #: the key under which a worker sends its figures to the controller
@@ -33,7 +40,7 @@ WORKER_OUTPUT = "cpu_per_file"
 def cpu_now() -> float:
     """CPU-seconds so far of this process and of every process it started (see the module docstring)."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime + fork_servers_cpu() + unreaped_cpu()
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime + fork_servers_cpu() + servers_cpu()
 
 
 @dataclass
@@ -54,6 +61,7 @@ class CpuReport:
     def __init__(self) -> None:
         self.files: dict[str, FileCost] = defaultdict(FileCost)
         self.outside: dict[str, float] = {}  # worker id -> CPU-seconds outside any test
+        self.over: list[str] = []  # the files over their share (cpu_budget), once judged
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
@@ -73,8 +81,13 @@ class CpuReport:
         if workeroutput is not None:  # an xdist worker: its figures go to the controller
             files = {name: asdict(cost) for name, cost in self.files.items()}
             workeroutput[WORKER_OUTPUT] = json.dumps({"files": files, "outside": outside})
-        else:
-            self.outside.setdefault("this process", outside)
+            return
+        self.outside.setdefault("this process", outside)
+        if os.environ.get(BUDGET_ENV, "0") != "0":
+            tiers = {name: (cost.cpu, ENGINE if cost.engine else "quick") for name, cost in self.files.items()}
+            self.over = over_budget(tiers)
+            if self.over and session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:
@@ -97,9 +110,13 @@ class CpuReport:
             write(f"{cost.cpu:8.1f} {cost.wall:8.1f} {cost.tests:5d}  {tier:<6}  {name}")
         for tier, engine in (("quick", False), (ENGINE, True)):
             total = sum(cost.cpu for cost in self.files.values() if cost.engine == engine)
-            write(f"{total:8.1f} CPU-seconds: the {tier} tier's files")
+            write(f"{total:8.1f} CPU-seconds: the {tier} tier's files (its budget: {TIER_BUDGETS[tier]:g})")
         for worker, seconds in sorted(self.outside.items()):
             write(f"{seconds:8.1f} CPU-seconds outside any test ({worker}: start-up, collection)")
+        if self.over:
+            terminalreporter.section("over their share of the tier's CPU budget (tests/cpu_budget.py)", red=True)
+            for line in self.over:
+                write(line)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -15,7 +15,8 @@ Written from the rules of the validator (every_eval_ever @ 9bce413), not copied 
   developer and model folders built from ``model_info.id`` (``/`` and ``:`` as ``_``), never ``unknown``;
 - ``every_eval_ever/check_duplicate_entries.py``: no two records equal once ``retrieved_timestamp`` and
   ``evaluation_id`` are set aside;
-- ``docs/datastore-submission.md`` / the datastore gate: the sidecar's sha256 is the record's ``checksum``.
+- ``every-eval-ever/docs/datastore-submission.md`` / the datastore gate: the sidecar's sha256 is the record's
+  ``checksum``.
 """
 
 from __future__ import annotations
@@ -198,15 +199,16 @@ def datastore_problems(root: Path) -> list[str]:
 
 def upstream_validator() -> list[str] | None:
     """The validator's command: this interpreter's ``every_eval_ever`` package, else its ``every_eval_ever`` console
-    script on PATH (a Python >= 3.12 environment, as ``make eee-validator`` makes and ``make test`` puts on PATH);
-    None without either."""
+    script where ``scripts/suite_tools.py`` finds it (on PATH, as ``make test`` puts it, else in the Python >= 3.12
+    environment ``make eee-validator`` makes); None without either."""
     import importlib.util
-    import shutil
     import sys
+
+    from suite_tools import eee_validator
 
     if importlib.util.find_spec("every_eval_ever") is not None:
         return [sys.executable, "-m", "every_eval_ever"]
-    found = shutil.which("every_eval_ever")
+    found = eee_validator()
     return [found] if found else None
 
 

@@ -1,9 +1,9 @@
 """Run the real ``lm_eval`` console script in a process of its own and read back its results and samples.
 
 The process is a child forked from a :mod:`lm_eval_forkserver` that has imported torch, transformers and lm_eval once
-for the run's environment (:func:`run_lm_eval`, :func:`start_lm_eval`); ``LM_EVAL_TESTS_FORK=0`` runs a fresh
-subprocess instead, as every command other than ``lm_eval`` or a Python script (``accelerate launch``,
-``lm-eval-stereo``) always is."""
+for the run's environment (:func:`run_lm_eval`, :func:`start_lm_eval`; the plugin's own command the same way:
+:func:`run_command`); ``LM_EVAL_TESTS_FORK=0`` runs a fresh subprocess instead, as every command other than
+``lm_eval``, ``lm-eval-stereo`` or a Python script (``accelerate launch``, another venv's ``lm_eval``) always is."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ from tiers import starting
 from lm_eval_stereo.hooks.tasks import ONLY_PLUGIN_TASKS_ENV
 
 REPO = Path(__file__).resolve().parents[1]
+#: the tests' folder: its helper modules, scripts and fixtures (the test files sit in folders below it)
+TESTS = Path(__file__).resolve().parent
 #: a model folder whose weights are larger than this is a real pretrained model (the seeded tiny models weigh KB)
 REAL_MODEL_BYTES = 20_000_000
 
@@ -112,16 +114,17 @@ def read_outputs(output_dir: Path) -> tuple[dict, dict[str, list[dict]]]:
 
 
 class ForkServer:
-    """One :mod:`lm_eval_forkserver` process: ``lm_eval`` runs of one environment, forked after the imports."""
+    """One :mod:`lm_eval_forkserver` process: ``lm_eval`` runs of one environment, forked after the imports;
+    ``launcher``: the command that starts the server (and so every child) in the given way (:data:`UNPRIVILEGED`)."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], launcher: Sequence[str] = ()) -> None:
         import tempfile
 
         self.folder = Path(tempfile.mkdtemp(prefix="lm_eval_forkserver_"))
         bin_dir = str(Path(sys.executable).parent)
         with open(self.folder / "server.log", "wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, str(Path(__file__).with_name("lm_eval_forkserver.py")), bin_dir],
+                [*launcher, sys.executable, str(Path(__file__).with_name("lm_eval_forkserver.py")), bin_dir],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log,
@@ -229,8 +232,8 @@ class ForkedProcess:
         return status
 
 
-#: the fork servers of this process, one per environment (see :func:`run_lm_eval`)
-_servers: dict[frozenset, ForkServer] = {}
+#: the fork servers of this process, one per environment and launcher (see :func:`run_lm_eval`)
+_servers: dict[tuple[frozenset, tuple[str, ...]], ForkServer] = {}
 #: fork servers alive at once in one test process
 MAX_SERVERS = 2
 #: ``0``: every ``lm_eval`` run is a fresh subprocess (no fork server)
@@ -241,18 +244,20 @@ FORK_ENV = "LM_EVAL_TESTS_FORK"
 UNREAD_AT_IMPORT = frozenset({"PYTEST_CURRENT_TEST"})
 
 
-def fork_server(env: dict[str, str]) -> ForkServer | None:
-    """The server for ``env``, started at its first run: the imports see what a fresh process would see. None when
-    its imports failed (then each run is a fresh process, which shows the error)."""
-    key = frozenset((name, value) for name, value in env.items() if name not in UNREAD_AT_IMPORT)
-    if key not in _servers:
+def fork_server(env: dict[str, str], launcher: Sequence[str] = ()) -> ForkServer | None:
+    """The server for ``env`` (started by ``launcher``), started at its first run: the imports see what a fresh
+    process would see. None when its imports failed (then each run is a fresh process, which shows the error)."""
+    key = (frozenset((name, value) for name, value in env.items() if name not in UNREAD_AT_IMPORT), tuple(launcher))
+    if key in _servers:  # the most recently used last: the one used longest ago goes first
+        _servers[key] = _servers.pop(key)
+    else:
         if not _servers:
             import atexit
 
             atexit.register(lambda: [server.close() for server in _servers.values()])
-        if len(_servers) >= MAX_SERVERS:  # the oldest goes (each holds torch and transformers in memory)
+        if len(_servers) >= MAX_SERVERS:  # the one used longest ago goes (each holds torch and transformers in memory)
             _servers.pop(next(iter(_servers))).close()
-        _servers[key] = ForkServer(env)
+        _servers[key] = ForkServer(env, launcher)
     return _servers[key] if _servers[key].ready else None
 
 
@@ -262,15 +267,15 @@ def fork_servers_cpu() -> float:
     return sum(server.cpu for server in _servers.values())
 
 
-def server_for(command: list[str], env: dict[str, str]) -> ForkServer | None:
+def server_for(command: list[str], env: dict[str, str], launcher: Sequence[str] = ()) -> ForkServer | None:
     """The fork server that runs ``command`` (the ``lm_eval`` console script, or a Python script run by this
-    interpreter) with ``env``; None for any other command, with ``LM_EVAL_TESTS_FORK=0``, or when the server's
-    imports failed."""
+    interpreter) with ``env`` (started by ``launcher``); None for any other command, with ``LM_EVAL_TESTS_FORK=0``, or
+    when the server's imports failed."""
     lm_eval = command[0] == str(Path(sys.executable).parent / "lm_eval")
-    script = len(command) >= 2 and command[0] == sys.executable and command[1].endswith(".py")
+    script = len(command) >= 2 and command[0] == sys.executable and command[1].endswith((".py", LM_EVAL_STEREO))
     if not (lm_eval or script) or os.environ.get(FORK_ENV, "1") == "0":
         return None
-    return fork_server(env)
+    return fork_server(env, launcher)
 
 
 def start_lm_eval(command: list[str], env: dict[str, str], cwd: Path, log: Path) -> ForkedProcess | subprocess.Popen:
@@ -281,6 +286,38 @@ def start_lm_eval(command: list[str], env: dict[str, str], cwd: Path, log: Path)
         return server.start(command, cwd, env, log, log, new_session=True)
     with open(log, "wb") as out:
         return subprocess.Popen(command, env=env, cwd=cwd, stdout=out, stderr=out, start_new_session=True)
+
+
+#: the plugin's own console script (``bin/lm-eval-stereo``: a Python script the fork server runs as one)
+LM_EVAL_STEREO = "lm-eval-stereo"
+#: a launcher for a user without the right to bypass file permissions: where the tests run as root, without the
+#: capabilities CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (``setpriv``, util-linux), so that a mode-000 file is
+#: unreadable
+UNPRIVILEGED = ("setpriv", "--bounding-set=-dac_override,-dac_read_search") if os.geteuid() == 0 else ()
+
+
+def run_command(
+    *args: str | Path,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    launcher: Sequence[str] = (),
+    script: Path | None = None,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess:
+    """``lm-eval-stereo ARGS...`` (or ``python script ARGS...``) as :func:`subprocess.run` with
+    ``capture_output=True, text=True`` would run it, in a child of a fork server started by ``launcher`` (e.g.
+    :data:`UNPRIVILEGED`) with the environment of the ``lm_eval`` runs (:func:`lm_eval_command`, ``env`` added), which
+    has imported what the command's ``lm_eval`` runs import."""
+    program = script or Path(sys.executable).parent / LM_EVAL_STEREO
+    command = [sys.executable, str(program), *map(str, args)]
+    full_env = {**os.environ, ONLY_PLUGIN_TASKS_ENV: "1", **(env or {})}
+    folder = cwd or Path.cwd()
+    server = server_for(command, full_env, launcher)
+    if server is not None:
+        return server.run(command, folder, full_env, timeout)
+    return subprocess.run(
+        [*launcher, *command[1:]], capture_output=True, text=True, env=full_env, cwd=folder, timeout=timeout
+    )
 
 
 def run_lm_eval(

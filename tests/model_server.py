@@ -17,13 +17,45 @@ from tiers import starting
 
 #: clock ticks per second of ``/proc/<pid>/stat``'s times
 TICKS = os.sysconf("SC_CLK_TCK")
-#: CPU-seconds of the processes of stopped servers that this process did not reap (see :meth:`ModelServer.end`)
+#: CPU-seconds of the processes of stopped servers that this process did not reap (see :func:`end_session`)
 _unreaped = [0.0]
+#: the sessions (their leaders' pids) of the servers running now: their CPU-seconds so far are read from ``/proc``
+_live: set[int] = set()
 
 
-def unreaped_cpu() -> float:
-    """CPU-seconds of stopped servers' processes that ``RUSAGE_CHILDREN`` does not see (:mod:`cpu_report`)."""
-    return _unreaped[0]
+def servers_cpu() -> float:
+    """CPU-seconds of the servers' processes that ``RUSAGE_CHILDREN`` does not see (:mod:`cpu_report`): those of the
+    running servers so far, and those of stopped servers that this process did not reap."""
+    return _unreaped[0] + sum(session_cpu(session) for session in _live)
+
+
+def started(process: subprocess.Popen) -> None:
+    """A server started in a session of its own (``start_new_session=True``): counted by :func:`servers_cpu`."""
+    _live.add(process.pid)
+
+
+def end_session(process: subprocess.Popen, how: signal.Signals | None) -> None:
+    """Send ``how`` to the whole session of ``process`` (None: it was asked to end otherwise) and reap it (SIGKILL
+    after 60 s). The CPU-seconds of its processes that it did not reap itself (its engine processes orphaned by
+    SIGKILL) stay in :func:`servers_cpu`: what ``/proc`` showed of the session before the signal, less what reaping
+    it added to ``RUSAGE_CHILDREN``."""
+    import resource
+
+    if process.poll() is not None:
+        _live.discard(process.pid)
+        return
+    before = session_cpu(process.pid)
+    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if how is not None:
+        os.killpg(process.pid, how)
+    try:
+        process.wait(60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(60)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    _live.discard(process.pid)
+    _unreaped[0] += max(0.0, before - (after.ru_utime + after.ru_stime - reaped.ru_utime - reaped.ru_stime))
 
 
 def session_cpu(session: int) -> float:
@@ -65,6 +97,7 @@ class ModelServer:
             self.process = subprocess.Popen(
                 self.command(), stdout=log, stderr=log, env={**os.environ, **self.env}, start_new_session=True
             )
+        started(self.process)
         deadline = time.monotonic() + self.health_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -85,24 +118,9 @@ class ModelServer:
         self.end(signal.SIGTERM)
 
     def end(self, how: signal.Signals) -> None:
-        """Send ``how`` to the server's whole session and reap it (SIGKILL after 60 s of SIGTERM). The CPU-seconds of
-        its processes that the server itself did not reap (its engine processes orphaned by SIGKILL) are added to
-        :func:`unreaped_cpu`: what ``/proc`` showed of the session before the signal, less what reaping the server
-        added to ``RUSAGE_CHILDREN``."""
-        import resource
-
-        if self.process is None or self.process.poll() is not None:
-            return
-        before = session_cpu(self.process.pid)
-        reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
-        os.killpg(self.process.pid, how)
-        try:
-            self.process.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(60)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        _unreaped[0] += max(0.0, before - (after.ru_utime + after.ru_stime - reaped.ru_utime - reaped.ru_stime))
+        """Send ``how`` to the server's whole session and reap it (:func:`end_session`)."""
+        if self.process is not None:
+            end_session(self.process, how)
 
     def posts(self) -> int:
         """The answered requests of the endpoint that :attr:`marker` (an access-log fragment) names."""

@@ -2,7 +2,8 @@
 demand: it answers ``/v1/completions`` (prompt log-probabilities with ``echo``, as vLLM does; a text for a generation
 request) and ``/v1/chat/completions`` like a well-behaved server, but for the one fault a test sets (:data:`FAULTS`).
 The tests use it only for those faults; everything a real server can show is tested against ``transformers serve``
-or ``vllm serve`` (tests/test_served.py, tests/test_vllm.py).
+or ``vllm serve`` (tests/backends/test_served.py,
+tests/backends/test_vllm_served.py).
 
 A prompt's log-probabilities are a function of its tokens (:func:`token_logprob`), so that a test can compute what a
 well-formed answer scores.

@@ -1,6 +1,6 @@
 """Per-candidate parity with the StereoSet reference code on a real model, SmolLM2-135M-Instruct.
 
-Collected in ``tests/test_real_models_tier.py`` (imported there): one test file, so that ``--dist loadfile`` gives these
+Collected in ``tests/real_models/test_real_models_tier.py`` (imported there): one test file, so that ``--dist loadfile`` gives these
 tests and the tier's to one worker, which makes the session's shared SmolLM2 runs (``tests/real_runs.py``) once.
 
 The reference (slds-lmu/stereotypes-multi @ 883f005, ``generative_inference`` and ``generative_inference_gpt`` case

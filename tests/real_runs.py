@@ -1,5 +1,5 @@
 """The SmolLM2 lm_eval runs shared by the real-model parity and tier tests (``tests/real_model_parity.py``, collected
-in ``tests/test_real_models_tier.py``, one file and so one xdist worker): one ``hf`` run and one ``hf-prefix`` run, made
+in ``tests/real_models/test_real_models_tier.py``, one file and so one xdist worker): one ``hf`` run and one ``hf-prefix`` run, made
 once per test session instead of one pair per file.
 
 Each task's documents are its first ``DOCS[task]`` (``--samples`` with ``0..n-1``, the documents ``--limit n`` picks):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from suite_tools import mount_tmpfs
 
 CLI = str(Path(sys.executable).parent / "lm-eval-stereo")
 INJECTING = Path(__file__).with_name("disk_faults.py")
@@ -78,20 +79,12 @@ class Disk:
         )
 
 
-def _mount(root: Path, size: str) -> bool:
-    try:
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(root)], capture_output=True)
-    except OSError:
-        return False
-    return done.returncode == 0
-
-
 @pytest.fixture
 def disk(tmp_path: Path) -> Iterator[Disk]:
     """A 2 MB disk (:class:`Disk`), unmounted when the test ends."""
     root = tmp_path / "disk"
     root.mkdir()
-    mounted = _mount(root, "2m")
+    mounted = mount_tmpfs(root, "2m")
     yield Disk(root, mounted)
     if mounted:
         subprocess.run(["umount", "-l", str(root)], check=False)

@@ -1,6 +1,6 @@
 """Small tasks of lm_eval's own kind, one of each output type, written as a user writes them outside the project
 (``dataset_path: json`` over local rows, lm_eval's default metrics): the tasks lm_eval must run exactly as stock
-lm_eval runs them whether the plugin is installed or not (tests/test_stock_tasks.py, tests/test_vllm_stock_tasks.py),
+lm_eval runs them whether the plugin is installed or not (tests/hooks/test_stock_tasks.py, tests/backends/test_vllm_stock_tasks.py),
 and how a run of them is compared with stock lm_eval's (:func:`assert_stock`).
 
 - ``stock_mc``: multiple choice, one of whose contexts (:data:`LONG_WORDS` words) is longer than the tiny models'

@@ -7,32 +7,55 @@ tests (``.ci/run`` installs both), and its health checks, ``retries``, ``option 
 fault handling the tests exercise: a replica that stops answering is taken out within a second, and a request that
 met a dead replica is sent again to the other one, so lm_eval sees one answer per request.
 
-:class:`Replicas` is one pair for every served test of the vLLM tier: :func:`replicas` (a session fixture in
-``conftest.py``) starts it once per xdist worker, and ``conftest.py`` schedules every ``tests/test_vllm*.py`` file on
-one worker, so a second served file (the prefix-cache backends' ``tests/test_vllm_prefix.py``) reuses the same engines
-instead of starting its own. :data:`SERVE_FLAGS` is the one list of ``vllm serve`` flags they run with: a file that
-needs another flag on every replica adds it there.
+:class:`Replicas` is one pair for every served test of the vLLM tier: ``vllm_tier.vllm_replicas`` (a session fixture)
+starts it once per xdist worker, and ``conftest.py`` schedules every ``test_vllm*.py`` file on one worker, so
+every served test, ``local-completions-prefix``'s among them, uses the same engines. :data:`SERVE_FLAGS` is the one
+list of ``vllm serve`` flags they run with: a test that needs another flag on every replica adds it there. Every
+replica loads the plugin's vLLM plugin (:func:`plugin_path`), which changes nothing until a request opts in.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
 import urllib.request
 from pathlib import Path
 
 from lm_eval_runner import REPO
 from model_server import ModelServer
+from suite_tools import which
 
 VLLM_BIN = REPO / ".cache" / "vllm-venv" / "bin"
 #: the engine's CPU KV cache (GiB: the default takes a share of the machine's memory) and one thread per process
 ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "OMP_NUM_THREADS": "1", "OPENAI_API_KEY": "sk-vllm-tier"}
 MAX_MODEL_LEN = 1024
-#: every replica's flags besides the model, host and port
-SERVE_FLAGS = ("--dtype", "float32", "--enforce-eager", "--max-model-len", str(MAX_MODEL_LEN))
+#: every replica's flags besides the model, host and port: float32, eager, the tier's window; the CPU's smallest block
+#: size and the cached-token counts in every answer's usage (``local-completions-prefix``'s tests)
+SERVE_FLAGS = ("--dtype", "float32", "--enforce-eager", "--max-model-len", str(MAX_MODEL_LEN), "--block-size", "32",
+               "--enable-prompt-tokens-details")  # fmt: skip
 HEALTH_TIMEOUT = 600
 COMPLETIONS_POST = '"POST /v1/completions HTTP/1.1" 200'
-HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
+#: HAProxy from Debian (``make test-tools``); None where it is not installed
+HAPROXY = which("haproxy")
+#: the plugin's vLLM plugin, as ``pip install`` writes its entry point into a distribution's metadata
+ENTRY_POINT = "[vllm.general_plugins]\nlm_eval_stereo = lm_eval_stereo.vllm_plugin:register\n"
+
+
+def installed_entry_point() -> bool:
+    """Whether the vLLM venv's installed lm-eval-stereo declares the plugin (a venv installed from a tree with it)."""
+    found = VLLM_BIN.parent.glob("lib/python3*/site-packages/lm_eval_stereo-*.dist-info/entry_points.txt")
+    return any("vllm.general_plugins" in path.read_text() for path in found)
+
+
+def plugin_path(folder: Path) -> str:
+    """A server's ``PYTHONPATH``: this tree first, and, where the vLLM venv was installed from a tree without the
+    plugin's entry point, a distribution's metadata in ``folder`` that declares it (vLLM finds plugins by entry point
+    only)."""
+    if not installed_entry_point():
+        metadata = folder / "lm_eval_stereo_vllm_plugin-0.dist-info"
+        metadata.mkdir(exist_ok=True)
+        (metadata / "METADATA").write_text("Metadata-Version: 2.1\nName: lm-eval-stereo-vllm-plugin\nVersion: 0\n")
+        (metadata / "entry_points.txt").write_text(ENTRY_POINT)
+    return f"{folder}:{REPO}"
 
 
 class VllmServer(ModelServer):
@@ -43,7 +66,8 @@ class VllmServer(ModelServer):
     name = "vllm serve"
 
     def __init__(self, model: Path, log: Path, served_names: tuple[str, ...] = ()) -> None:
-        super().__init__(model, log, env=ENV, marker=COMPLETIONS_POST, health_timeout=HEALTH_TIMEOUT)
+        env = {**ENV, "PYTHONPATH": plugin_path(log.parent)}
+        super().__init__(model, log, env=env, marker=COMPLETIONS_POST, health_timeout=HEALTH_TIMEOUT)
         self.served_names = served_names
 
     def command(self) -> list[str]:
@@ -54,11 +78,20 @@ class VllmServer(ModelServer):
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    def metrics(self) -> str:
+        """The server's Prometheus ``/metrics``."""
+        with urllib.request.urlopen(f"{self.base}/metrics", timeout=30) as response:
+            return response.read().decode()
+
+    def hits(self) -> float:
+        """The prefix-cache hits so far (tokens read from the cache: ``vllm:prefix_cache_hits_total``)."""
+        lines = self.metrics().splitlines()
+        return sum(float(line.rsplit(" ", 1)[1]) for line in lines if line.startswith("vllm:prefix_cache_hits_total"))
+
     def answered(self, handler: str = "/v1/completions") -> int:
         """Successful requests of ``handler`` so far, from the server's Prometheus ``/metrics``
         (``http_requests_total``)."""
-        with urllib.request.urlopen(f"{self.base}/metrics", timeout=10) as response:
-            text = response.read().decode()
+        text = self.metrics()
         pattern = (
             rf'^http_requests_total\{{(?=[^}}]*handler="{re.escape(handler)}")(?=[^}}]*status="2xx")[^}}]*\}} (\S+)$'
         )

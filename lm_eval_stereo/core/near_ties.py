@@ -31,8 +31,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 #: per-request log-likelihood difference (nats) within which the backends agree: what the parity tests assert between
-#: ``hf`` and ``vllm``, ``vllm-prefix`` and served ``vllm serve`` replicas (``tests/test_vllm.py``,
-#: ``tests/test_vllm_prefix.py``: 1e-3), between ``hf-prefix`` and ``hf`` (``tests/test_hf_prefix.py``: 1e-4, inside
+#: ``hf`` and ``vllm``, ``vllm-prefix`` and served ``vllm serve`` replicas (``tests/backends/test_vllm.py``,
+#: ``tests/backends/test_vllm_prefix.py``: 1e-3), between ``hf-prefix`` and ``hf`` (``tests/backends/test_hf_prefix.py``: 1e-4, inside
 #: it); the largest differences measured were 1.7e-4 and 2.4e-4 (vLLM against ``hf``, float32) and 2.1e-4 nats on held-out
 #: tasks. The tested bound, not the measured one: a backend that passes the tests may differ by this much.
 ENGINE_AGREEMENT_NATS = 1e-3

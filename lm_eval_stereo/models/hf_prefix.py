@@ -34,7 +34,7 @@ Fallback: a model this cannot serve is scored by the plain HFLM path, with one l
 (seq2seq) backend, flash attention (takes no 4D mask), a forward without ``attention_mask``/``position_ids``, or a
 start-up probe (five requests in two trees, three sharing one context and two another, packed into one row and scored
 both ways) that fails or disagrees. GPT-2 and Llama-style models (SmolLM2) of the installed transformers take the 4D
-float mask and the restarting position ids (tests/test_hf_prefix.py); BLOOM (ALiBi, no position ids) falls back.
+float mask and the restarting position ids (tests/backends/test_hf_prefix.py); BLOOM (ALiBi, no position ids) falls back.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``hooks/answer_cache.py``: lm_eval's ``CachingLM``, however it is called, checks its file and records whose answers
 it holds before the first request, and reads and writes through the plugin's ``AnswerCache`` (the run through
-``lm_eval``: tests/test_answer_cache.py, tests/test_trust.py)."""
+``lm_eval``: tests/hooks/test_answer_cache.py, tests/reliability/test_run_arguments_and_cache_files.py)."""
 
 from __future__ import annotations
 

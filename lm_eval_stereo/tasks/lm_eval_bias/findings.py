@@ -131,7 +131,7 @@ def findings(kit: FindingsKit) -> list[str]:
                 + ". So each figure records which surface form the model finds likelier in that language on "
                 + ("this one template" if max(c.templates for c in contests.values()) == 1 else "these templates")
                 + ", not how often it reads the ambiguity. The rows' redirection is not the cause: the offline rows "
-                "give lm_eval's unchanged YAML the fields it reads (`tests/test_lm_eval_bias.py`)."
+                "give lm_eval's unchanged YAML the fields it reads (`tests/benchmarks/lm_eval_bias/test_lm_eval_bias.py`)."
             )
             es, ca = contests["esbbq_age"], contests["cabbq_age"]
             moved = abs(_median(es.people) - _median(ca.people)) > abs(_median(es.unknowns) - _median(ca.unknowns))
