@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))  # the tier's servers and CPU accounting: one definition for tests and bench
+# the tier's servers and CPU accounting (tests/), and the tools they find (scripts/): one definition for tests and bench
+sys.path[:0] = [str(REPO / "tests"), str(REPO / "scripts")]
 from model_server import session_cpu  # noqa: E402
 
 #: the environment of every worker: offline, the plugin's tasks only (faster task building), vLLM's CPU KV cache
