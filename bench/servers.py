@@ -10,12 +10,13 @@ import contextlib
 import re
 import sys
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from bench.workers import REPO, kill_session
+from bench.workers import REPO, WorkerFailed, kill_session
 
 sys.path.insert(0, str(REPO / "tests"))  # the tier's servers and balancer: one definition for tests and bench
 from vllm_replicas import Balancer, VllmServer  # noqa: E402
@@ -94,10 +95,23 @@ class Serving:
 
     def reset_prefix_cache(self) -> None:
         for replica in self.replicas:
-            replica.reset_prefix_cache()
+            answering(replica, replica.reset_prefix_cache)
 
     def counters(self) -> list[dict[str, float]]:
-        return [replica.counters() for replica in self.replicas]
+        return [answering(replica, replica.counters) for replica in self.replicas]
+
+
+def answering(replica: BenchServer, call: Callable[[], Any]) -> Any:
+    """``call()`` to ``replica``; where it does not answer (it died: the OOM killer takes the largest process, a
+    replica's engine among them), :class:`~bench.workers.WorkerFailed` naming it, its exit status and its log's last
+    lines, so that the setups served by it are shown FAILED and the bench goes on."""
+    try:
+        return call()
+    except OSError as error:
+        status = replica.process.poll() if replica.process is not None else None
+        tail = replica.log.read_text(errors="replace")[-2000:] if replica.log.exists() else ""
+        raise WorkerFailed(f"vllm serve at {replica.base} not answering (exit status {status}):\n{tail}\n"
+                           f"{type(error).__name__}: {error}") from error  # fmt: skip
 
 
 @contextlib.contextmanager

@@ -56,3 +56,25 @@ def test_a_worker_that_ends_in_a_run_is_restarted_once_then_its_setup_is_failed_
     assert failed["hf"] == "warm-up of row: KeyError: 'hf' (log: worker.log)"
     assert (tmp_path / "worker.log").read_text().count("KeyError: 'hf'") == 2
     assert not session_alive(first_session) and not session_alive(second_session)
+
+
+def test_a_replica_that_does_not_answer_fails_its_setups_with_its_log_and_the_reason(tmp_path):
+    """A port nothing listens on (as a replica the OOM killer took): the bench's call to it raises the worker failure
+    that shows its setups FAILED, naming the replica, its log's last lines and the refused connection."""
+    import socket
+    import types
+    import urllib.request
+
+    from bench.servers import answering
+
+    with socket.socket() as probe:  # a free port, closed again: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = tmp_path / "replica0.log"
+    log.write_text("INFO engine started\nERROR EngineCore died\n")
+    replica = types.SimpleNamespace(base=f"http://127.0.0.1:{port}", process=None, log=log)
+    with pytest.raises(WorkerFailed) as failed:
+        answering(replica, lambda: urllib.request.urlopen(f"{replica.base}/metrics", timeout=10))
+    message = str(failed.value)
+    assert message.startswith(f"vllm serve at http://127.0.0.1:{port} not answering (exit status None):")
+    assert "ERROR EngineCore died" in message and message.splitlines()[-1].startswith("URLError: ")
