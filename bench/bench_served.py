@@ -1,7 +1,7 @@
 """The generative suite through a served model against in-process ``hf`` (``make bench``; served models).
 
 SmolLM2-135M-Instruct (real weights) served by ``transformers serve`` on a free loopback port, with and without its
-``--continuous-batching``, reached by lm_eval's ``local-chat-completions`` with ``num_concurrent`` 1, 4 and 8, against
+``--continuous-batching``, reached by lm_eval's ``local-chat-completions`` with ``num_concurrent`` 1, 4 and 16, against
 in-process ``hf --apply_chat_template`` (batch size 8): the greedy generative protocols (GEST-MT, KoBBQ and MBBQ
 generation) on their first documents, ``max_gen_toks`` 16. Figures: requests per second and end-to-end seconds (task
 building included) of one ``simple_evaluate``, median (min–max) of the repetitions after a warm-up; the ratio of
@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 DOCUMENTS = {"gest_mt_cs": 8, "kobbq_gen": 4, "mbbq_gen_en": 4}
 QUICK_DOCUMENTS = {"gest_mt_cs": 2, "kobbq_gen": 1, "mbbq_gen_en": 1}
 MAX_GEN_TOKS = 16
-CONCURRENCY = (1, 4, 8)
+CONCURRENCY = (1, 4, 16)
 HEALTH_TIMEOUT = 600
 
 

@@ -8,6 +8,12 @@ demo mix) is run end to end through ``lm_eval.simple_evaluate``, one warm-up the
 (median). Printed per dtype, row and backend: seconds, forwarded tokens per second, and the hf-equivalent tokens per
 second (hf's tokens of the same requests / seconds: the rate a user sees).
 
+With two GPUs or more and HAProxy installed, ``local-completions`` and ``local-completions-prefix`` against one
+``vllm serve`` (block size 16, the plugin's vLLM plugin) and against two replicas behind HAProxy, one GPU each, at
+``num_concurrent`` :data:`SERVED_CONCURRENCY` (bfloat16; :mod:`bench.bench_engines`' served setups). The rows are
+written into ``bench/results.json`` and ``results.md`` (``gpu``), where ``python -m bench.choice_table`` reads them.
+None of these rows has run on a GPU yet (no GPU was lent where they were written); only the no-GPU path is tested.
+
 The projection (assumptions in bench/README.md): ``lm-eval-stereo inventory``'s counts for ``stereo_leaderboard`` with
 the model's tokenizer; each backend's log-likelihood time = its forwarded tokens / its forwarded tokens per second over
 all rows measured in that dtype; generation tasks are listed with their prompt and new tokens, not timed.
@@ -16,9 +22,13 @@ all rows measured in that dtype; generation tasks are listed with their prompt a
 from __future__ import annotations
 
 import argparse
+import contextlib
+import shutil
 import statistics
+import sys
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
@@ -33,6 +43,11 @@ DTYPES = ("bfloat16", "float32")
 BACKENDS = ("hf", "hf-prefix")
 BATCH_SIZE = 64
 SUITE = "stereo_leaderboard"
+#: the KV-cache block size of the vLLM rows (vLLM's own on CUDA with FlashAttention): only whole blocks are shared
+BLOCK_SIZE = 16
+SERVED_CONCURRENCY = (4, 16, 64)
+#: the served rows' dtype (one: each setup starts its servers once)
+SERVED_DTYPE = "bfloat16"
 
 
 @dataclass(frozen=True)
@@ -45,6 +60,8 @@ class Measured:
     seconds: float
     forwarded: int
     hf_tokens: int
+    #: served (``local-completions`` against ``vllm serve``), not in process
+    served: bool = False
 
     @property
     def forwarded_per_second(self) -> float:
@@ -139,9 +156,8 @@ def measure_vllm(model_path: Path, dtype: str, repetitions: int, hf_rows: list[M
     ``data_parallel_size`` = the GPUs too, :func:`data_parallel_sizes`), timed as the hf rows, twice: ``vllm`` (lm_eval's
     own scoring, which skips the prefix cache: every request forwarded whole, its tokens hf's of the same requests) and
     ``vllm-prefix`` (the cache read; its tokens those it computed, the cached ones aside). One ``--model vllm-prefix``
-    engine serves both: on CUDA it starts with vLLM's own block size, as ``--model vllm`` does
-    (:func:`lm_eval_stereo.models.vllm_prefix.smallest_block_size`), and its cache is emptied before every run. Nothing
-    when vLLM is not installed in this venv (a CUDA build: ``pip install vllm``)."""
+    engine serves both, started with block size :data:`BLOCK_SIZE` (vLLM's own on CUDA with FlashAttention, so ``vllm``
+    runs as ``--model vllm`` would), its cache emptied before every run. Nothing when vLLM is not installed in this venv (a CUDA build: ``pip install vllm``)."""
     from importlib.util import find_spec
 
     if find_spec("vllm") is None:
@@ -161,7 +177,7 @@ def measure_vllm(model_path: Path, dtype: str, repetitions: int, hf_rows: list[M
         # the engine (and its GPU memory) ends before the next setup's starts
         with shut_down_engines_started_within():
             lm = VLLMPrefix(pretrained=str(model_path), dtype=dtype, batch_size="auto", gpu_memory_utilization=0.5,
-                            data_parallel_size=size)  # fmt: skip
+                            data_parallel_size=size, block_size=BLOCK_SIZE)  # fmt: skip
             for row, (tasks, limit) in ROWS.items():
                 for backend in ("vllm", "vllm-prefix"):
                     lm.reads_prefix_cache = backend == "vllm-prefix"
@@ -181,6 +197,48 @@ def measure_vllm(model_path: Path, dtype: str, repetitions: int, hf_rows: list[M
                     out.append(Measured(dtype, row, backend + setup, statistics.median(seconds), forwarded, hf_tokens))
         del lm
     return out
+
+
+def measure_replicas(model_path: Path, repetitions: int, hf_rows: list[Measured]) -> list[Measured]:
+    """The served rows (see the module docstring): two ``vllm serve`` replicas, one per GPU
+    (``CUDA_VISIBLE_DEVICES``), behind HAProxy (:mod:`bench.servers`), the clients of :mod:`bench.bench_engines`
+    against the first replica and through the balancer, interleaved; per setup its median seconds end to end and the
+    prompt tokens the servers computed. Nothing with fewer than two GPUs, without HAProxy or without ``vllm`` here."""
+    from bench.bench_engines import interleaved, served_setups
+    from bench.servers import serving
+
+    binary = Path(sys.executable).parent / "vllm"
+    missing = [what for what, there in (("two GPUs", torch.cuda.device_count() >= 2),
+                                        ("HAProxy", shutil.which("haproxy") or Path("/usr/sbin/haproxy").exists()),
+                                        ("vllm serve", binary.exists())) if not there]  # fmt: skip
+    if missing:
+        print(f"note: no replica rows (needs {', '.join(missing)})")
+        return []
+    flags = ["--dtype", SERVED_DTYPE, "--max-model-len", "1024", "--block-size", str(BLOCK_SIZE),
+             "--enable-prompt-tokens-details", "--gpu-memory-utilization", "0.45"]  # fmt: skip
+    gpus = [{"CUDA_VISIBLE_DEVICES": "0"}, {"CUDA_VISIBLE_DEVICES": "1"}]
+    tokens = {m.row: m.hf_tokens for m in hf_rows if m.backend == "hf" and m.dtype == SERVED_DTYPE}
+    with tempfile.TemporaryDirectory(prefix="bench-gpu-") as folder, contextlib.ExitStack() as stack:
+        served = stack.enter_context(serving(model_path, Path(folder), binary, flags, gpus, balancer=True))
+        setups = served_setups(["vllm-serve", "replicas"], model_path, served, Path(folder), stack,
+                               Path(sys.executable), concurrency=SERVED_CONCURRENCY)  # fmt: skip
+        runs, failed = interleaved(setups, ROWS, repetitions)
+    for name, reason in failed.items():
+        print(f"note: {name} failed in the {reason}")
+    return [
+        Measured(
+            SERVED_DTYPE,
+            row,
+            setup.name,
+            statistics.median(r["seconds"] for r in runs[setup.name, row]),
+            runs[setup.name, row][-1]["tokens"][0],
+            tokens.get(row, 0),
+            served=True,
+        )
+        for setup in setups
+        if setup.name not in failed
+        for row in ROWS
+    ]
 
 
 def suite_tokens(model_path: Path) -> tuple[int, int, list]:
@@ -204,7 +262,7 @@ def suite_tokens(model_path: Path) -> tuple[int, int, list]:
 def report(measured: list[Measured], suite: tuple[int, int, list], device: str) -> str:
     hf_tokens, prefix_tokens, counts = suite
     lines = [
-        f"## hf vs hf-prefix on {device}",
+        f"## `make bench-gpu`: every backend on {device}",
         "",
         "| dtype | row | backend | seconds (median) | forwarded tokens/s | hf-equivalent tokens/s |",
         "|---|---|---|---:|---:|---:|",
@@ -255,8 +313,23 @@ def main(argv: list[str] | None = None) -> int:
         model_path = materialise(SMOLLM2, REPO / ".cache" / "real-models" / "smollm2")
     measured = [m for dtype in DTYPES for m in measure_dtype(model_path, dtype, args.repetitions)]
     measured += [m for dtype in DTYPES for m in measure_vllm(model_path, dtype, args.repetitions, measured)]
-    print(report(measured, suite_tokens(model_path), torch.cuda.get_device_name()))
+    measured += measure_replicas(model_path, args.repetitions, measured)
+    device = f"{torch.cuda.device_count()} x {torch.cuda.get_device_name()}"
+    text = report(measured, suite_tokens(model_path), device)
+    print(text)
+    record(text, measured, device)
     return 0
+
+
+def record(text: str, measured: list[Measured], device: str) -> None:
+    """The rows into ``bench/results.json`` and ``results.md`` (``gpu``), beside ``make bench``'s."""
+    from bench.run import machine, read_results, write_results
+
+    benchmarks = read_results()
+    when = time.strftime("%Y-%m-%d %H:%M")
+    benchmarks["gpu"] = {"measured": f"Measured {when} on {device}, {machine()} (`make bench-gpu`).",
+                         "markdown": text + "\n", "json": {"device": device, "rows": [asdict(m) for m in measured]}}  # fmt: skip
+    write_results(benchmarks)
 
 
 if __name__ == "__main__":

@@ -76,7 +76,11 @@ class CpuReport:
             cost.engine = cost.engine or item.get_closest_marker(ENGINE) is not None
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        outside = cpu_now() - sum(cost.cpu for cost in self.files.values())
+        if self.outside:  # the xdist controller, holding the workers' files: its own CPU, not its reaped workers'
+            own = resource.getrusage(resource.RUSAGE_SELF)
+            outside = own.ru_utime + own.ru_stime
+        else:
+            outside = cpu_now() - sum(cost.cpu for cost in self.files.values())
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:  # an xdist worker: its figures go to the controller
             files = {name: asdict(cost) for name, cost in self.files.items()}

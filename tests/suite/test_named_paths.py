@@ -46,13 +46,19 @@ def docstrings(source: str) -> list[tuple[int, str]]:
     return found
 
 
+def ignored(path: str) -> bool:
+    """Whether git ignores ``path`` (a run's output, such as ``bench/out/...``: no file of the repository)."""
+    return subprocess.run(["git", "check-ignore", "-q", path], cwd=REPO).returncode == 0
+
+
 def missing_paths(texts: list[tuple[str, str]], root: Path) -> list[str]:
-    """Each path ``texts`` (``where``, ``text``) name that is not below ``root``, as ``where: path``."""
+    """Each path ``texts`` (``where``, ``text``) name that is not below ``root`` and is no ignored output, as
+    ``where: path``."""
     return [
         f"{where}: {path}"
         for where, text in texts
         for path in NAMED.findall(text)
-        if not (root / path.rstrip(".")).exists()
+        if not (root / path.rstrip(".")).exists() and not ignored(path.rstrip("."))
     ]
 
 
