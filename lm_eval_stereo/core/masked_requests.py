@@ -34,8 +34,6 @@ from lm_eval_stereo.core.summary import SummaryTask, instance_kwargs
 
 #: the request types only masked-LM backends serve
 MASKED_REQUEST_TYPES = ("masked_span", "masked_fill", "next_sentence", "shared_tokens", "masked_sensitivity")
-#: ``masked_span`` modes, see :mod:`lm_eval_stereo.models.masked_lm`
-SPAN_MODES = ("l2r_single", "l2r", "all")
 
 Requests = list[tuple[str, tuple[Any, ...]]]
 

@@ -11,6 +11,9 @@ ENCODER_MODEL_TYPES = frozenset(
     {"bert", "camembert", "data2vec-text", "electra", "ernie", "megatron-bert", "rembert", "roberta",
      "roberta-prelayernorm", "roc_bert", "xlm-roberta", "xlm-roberta-xl", "xmod"}
 )  # fmt: skip
+#: the modes of the ``masked_span`` request (:mod:`lm_eval_stereo.core.masked_requests`) that ``--model hf-mlm``
+#: serves (:mod:`lm_eval_stereo.models.masked_lm`)
+SPAN_MODES = ("l2r_single", "l2r", "all")
 MASKED_LM_HINT = (
     "the plugin's log-likelihood tasks need a causal (decoder) LM; masked LMs (BERT, XLM-R, ...) run the masked-LM "
     "tasks with --model hf-mlm (e.g. --tasks stereoset_multi_mlm,gest_en_mlm)"

@@ -16,6 +16,7 @@ kept by ``--use_cache`` with its mark, and counted per task as ``cut_answers`` f
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from typing import Any
 
@@ -66,11 +67,12 @@ def _inner(lm: Any) -> Any:
 
 
 def served_model(lm: Any) -> Any:
-    """The lm_eval API model behind ``lm`` (unwrapping ``--use_cache``'s ``CachingLM``), else None."""
-    from lm_eval.models.api_models import TemplateAPI
-
+    """The lm_eval API model behind ``lm`` (unwrapping ``--use_cache``'s ``CachingLM``), else None. An API model's
+    module is imported before it is built: where it is not, no model is one, and the module (with aiohttp, 1.5
+    CPU-seconds) is not imported for a run that serves none."""
+    api_models = sys.modules.get("lm_eval.models.api_models")
     inner = _inner(lm)
-    return inner if isinstance(inner, TemplateAPI) else None
+    return inner if api_models is not None and isinstance(inner, api_models.TemplateAPI) else None
 
 
 def counting_model(lm: Any) -> Any:

@@ -54,7 +54,7 @@ from tqdm import tqdm
 from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
 
 from lm_eval_stereo.core.alignment import shared_positions
-from lm_eval_stereo.core.masked_requests import SPAN_MODES
+from lm_eval_stereo.core.model_types import SPAN_MODES
 from lm_eval_stereo.models.padding import pad_batch
 from lm_eval_stereo.models.sensitivity import score_requests
 

@@ -20,7 +20,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy.stats import rankdata
 
 from lm_eval_stereo.core.bootstrap import DEFAULT_ITERS, DEFAULT_SEED, Data, bootstrap
 from lm_eval_stereo.core.metrics import Resampling
@@ -38,6 +37,8 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> tuple[float, int]:
     units = int(both.sum())
     if units < MIN_UNITS:
         return math.nan, units
+    from scipy.stats import rankdata  # here: scipy.stats takes a second to import, and most reports rank nothing
+
     rx, ry = rankdata(x[both]), rankdata(y[both])
     if np.std(rx) == 0 or np.std(ry) == 0:
         return math.nan, units

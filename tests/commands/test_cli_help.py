@@ -3,10 +3,14 @@ anything else goes to lm_eval (it used to print lm_eval's help, where the plugin
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from lm_eval_runner import run_command
 
 from lm_eval_stereo.cli import COMMANDS
+from lm_eval_stereo.tasks import FOLDERS
 
 OWN = ("report", "export", "data", "inventory", "real-model", "build-tiny-model", "tasks-path")
 
@@ -38,3 +42,23 @@ def test_each_listed_command_runs_its_own_parser() -> None:
         proc = run_command(name, "--help")
         assert proc.returncode == 0, proc.stderr
         assert f"lm-eval-stereo {name}" in proc.stdout.splitlines()[0]
+
+
+#: what a command that reads results or lists commands has no use for, and what each costs a fresh process to import
+#: (CPU-seconds on the 2-core test machine): torch 1.6, lm_eval's task classes 1.5 (datasets with them), scipy.stats
+#: 1.1, pandas 0.5
+HEAVY = ("torch", "lm_eval.api.task", "datasets", "scipy.stats", "pandas")
+
+
+def test_the_benchmarks_declarations_and_the_reading_commands_import_no_heavy_package() -> None:
+    """The registry (every benchmark's declaration), the command line and the report import none of :data:`HEAVY`:
+    ``lm-eval-stereo --help``, ``report`` and ``export`` start in a fraction of a second, not the four seconds those
+    imports took; the metric code imports them where it computes."""
+    probe = (
+        "import sys, lm_eval_stereo.cli, lm_eval_stereo.tasks, lm_eval_stereo.report, lm_eval_stereo.export.command;"
+        "from lm_eval_stereo.core.registry import benchmarks;"
+        f"print(len(benchmarks()), *(name for name in {HEAVY!r} if name in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [str(len(FOLDERS))]  # every declaration read, no heavy package imported

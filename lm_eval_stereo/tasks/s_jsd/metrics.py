@@ -30,10 +30,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from lm_eval_stereo.core import near_ties
 from lm_eval_stereo.core.bootstrap import DEFAULT_SEED
@@ -50,6 +49,9 @@ from lm_eval_stereo.core.metrics import (
     info,
 )
 
+if TYPE_CHECKING:
+    import torch
+
 #: resamples of the reference-style standard error (scipy.stats.bootstrap's default n_resamples)
 SE_RESAMPLES = 9999
 SCORED, OVERLENGTH, NO_SHARED = "scored", "overlength", "no_shared"
@@ -57,6 +59,8 @@ SCORED, OVERLENGTH, NO_SHARED = "scored", "overlength", "no_shared"
 
 def analytic_jsd(probabilities: Sequence[float], limit: bool = False) -> torch.Tensor:
     """d(p) of each probability, in float32 (see the module docstring); ``limit``: p·log2 p = 0 at p = 0."""
+    import torch  # here: the benchmark's declaration imports this module, and a command that reads results needs no torch
+
     p = torch.tensor(list(probabilities), dtype=torch.float32)
     p_log_p = torch.xlogy(p, p) / math.log(2.0) if limit else p * torch.log2(p)
     return torch.sqrt((p_log_p - (p + 1) * torch.log2(p + 1) + 2) / 2.0)
@@ -64,6 +68,8 @@ def analytic_jsd(probabilities: Sequence[float], limit: bool = False) -> torch.T
 
 def _float32_sum(values: torch.Tensor | Sequence[float]) -> float:
     """Left-to-right float32 sum (the reference's Python ``sum`` over float32 scalars)."""
+    import torch
+
     total = torch.tensor(0.0, dtype=torch.float32)
     for value in torch.as_tensor(values, dtype=torch.float32):
         total = total + value
@@ -79,7 +85,7 @@ def pair_scores(
 ) -> dict[str, float]:
     """S_JSD(pair), binary score, CPS score and the PLL difference Σ log p_more − Σ log p_less of one pair."""
     d_more, d_less = analytic_jsd(prob_more, limit), analytic_jsd(prob_less, limit)
-    s_jsd = float(torch.mean(d_more - d_less)) if len(d_more) else math.nan
+    s_jsd = float((d_more - d_less).mean()) if len(d_more) else math.nan
     pll_more, pll_less = _float32_sum(logprob_more), _float32_sum(logprob_less)
     return {
         "s_jsd": s_jsd,

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lm_eval_stereo.core.safe_pickle import load_dataframe
 from lm_eval_stereo.tasks.stereoset_multi.metrics import CANDIDATES
 
 #: the columns of the mirror's JSON-lines copies, in their order (``target_original``: translations only, ``c*_word``:
@@ -24,6 +23,8 @@ JSONL_FIELDS = (
 
 def pickle_rows(path: Path) -> list[dict[str, Any]]:
     """The rows of a verified upstream pickle, without the per-annotator ``c*_labels`` lists."""
+    from lm_eval_stereo.core.safe_pickle import load_dataframe  # here: pandas takes half a second to import
+
     frame = load_dataframe(Path(path))
     frame = frame.drop(columns=[c for c in frame.columns if c.endswith("_labels")])
     return frame.to_dict(orient="records")

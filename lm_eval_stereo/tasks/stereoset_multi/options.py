@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lm_eval_stereo.core.masked_requests import SPAN_MODES
+from lm_eval_stereo.core.model_types import SPAN_MODES
 from lm_eval_stereo.core.options import choice
 from lm_eval_stereo.core.registry import Option
 from lm_eval_stereo.tasks.stereoset_multi import intra_scoring, normalization

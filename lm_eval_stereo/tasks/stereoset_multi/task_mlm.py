@@ -26,8 +26,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from lm_eval_stereo.core.masked_requests import SPAN_MODES, MaskedLMTask, Requests
+from lm_eval_stereo.core.masked_requests import MaskedLMTask, Requests
 from lm_eval_stereo.core.model_tokenizer import load_tokenizer
+from lm_eval_stereo.core.model_types import SPAN_MODES
 from lm_eval_stereo.tasks.stereoset_multi.metrics import CANDIDATES, METRICS
 from lm_eval_stereo.tasks.stereoset_multi.options import MASKED_OPTIONS as OPTIONS
 from lm_eval_stereo.tasks.stereoset_multi.task import item_from_scores

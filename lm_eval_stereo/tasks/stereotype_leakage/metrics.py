@@ -23,14 +23,16 @@ import math
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from lm_eval_stereo.core.extras import Extra
 from lm_eval_stereo.core.metrics import Metric, MetricSet, PairingUnit, count, ideal, info
 from lm_eval_stereo.tasks.stereotype_leakage.data import GROUPS, LANGUAGES, TRAITS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: significance level of a leakage edge
 ALPHA = 0.05
@@ -48,6 +50,8 @@ def association_table(cells: Iterable[tuple[str, str, float]]) -> pd.DataFrame:
     entries: dict[tuple[str, str], list[float]] = {}
     for group, trait, value in cells:
         entries.setdefault((trait, group), []).append(float(value))
+    import pandas as pd  # here: the benchmark's declaration imports this module; pandas takes half a second
+
     table = pd.DataFrame(np.nan, index=list(TRAITS), columns=list(GROUPS))
     for (trait, group), values in entries.items():
         table.loc[trait, group] = float(np.mean(values))
@@ -102,6 +106,8 @@ def leakage_frame(
     """
     if unrated not in UNRATED_RULES:
         raise ValueError(f"unrated must be one of {', '.join(UNRATED_RULES)}, got {unrated!r}")
+    import pandas as pd
+
     frame = pd.DataFrame(
         {
             "trait": np.repeat(list(TRAITS), len(GROUPS)),

@@ -21,12 +21,15 @@ estimate (on 6000 Zipf-distributed synthetic outputs: estimate 0.73, bootstrap 9
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse, stats
 
 from lm_eval_stereo.core.bootstrap import DEFAULT_SEED as BOOTSTRAP_SEED
 from lm_eval_stereo.core.bootstrap import NAN_INTERVAL, Interval, bootstrap
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 DEFAULT_SEED = 42
 MIN_TOTAL_COUNT = 2
@@ -42,6 +45,8 @@ POS_GROUPS: dict[str, tuple[str, ...]] = {
 
 def _count_matrix(outputs: Sequence[Sequence[str]]) -> tuple[list[str], sparse.csr_matrix]:
     """The sorted vocabulary and the (outputs × vocabulary) matrix of occurrence counts."""
+    from scipy import sparse  # here: the benchmark's options import this module, and scipy takes a second to import
+
     vocabulary = sorted({w for lemmas in outputs for w in lemmas})
     index = {w: i for i, w in enumerate(vocabulary)}
     rows = [r for r, lemmas in enumerate(outputs) for _ in lemmas]
@@ -110,6 +115,8 @@ def t_test(intra: Sequence[float], inter: Sequence[float]) -> tuple[float, float
     """Student's two-sample t statistic and p-value of intra vs inter (NaN when a side has < 2 scores)."""
     if len(intra) < 2 or len(inter) < 2:
         return float("nan"), float("nan")
+    from scipy import stats
+
     result = stats.ttest_ind(list(intra), list(inter))
     return float(result.statistic), float(result.pvalue)
 
