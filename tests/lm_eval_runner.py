@@ -315,8 +315,9 @@ def run_command(
     server = server_for(command, full_env, launcher)
     if server is not None:
         return server.run(command, folder, full_env, timeout)
+    fresh = command if script else command[1:]  # a script as ``python script``; the console script by its #! line
     return subprocess.run(
-        [*launcher, *command[1:]], capture_output=True, text=True, env=full_env, cwd=folder, timeout=timeout
+        [*launcher, *fresh], capture_output=True, text=True, env=full_env, cwd=folder, timeout=timeout
     )
 
 

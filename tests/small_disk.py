@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from lm_eval_runner import run_command
 from suite_tools import mount_tmpfs
 
 CLI = str(Path(sys.executable).parent / "lm-eval-stereo")
@@ -73,10 +74,16 @@ class Disk:
         return [*command, *map(str, args)]
 
     def run(self, *args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-        """:meth:`command`, run to its end."""
-        return subprocess.run(
-            self.command(*args), capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=300
-        )
+        """:meth:`command`, run to its end: a child of the fork server of the tests' environment
+        (:func:`lm_eval_runner.run_command`, which has imported torch and lm_eval); with ``env`` (a test's own
+        variables, which would need a fork server of their own) a fresh process."""
+        if env is not None:
+            return subprocess.run(
+                self.command(*args), capture_output=True, text=True, env={**os.environ, **env}, timeout=300
+            )
+        if self.mounted or not self.fault:
+            return run_command(*args)
+        return run_command(self.fault, self.root, *args, script=INJECTING)
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from lm_eval_runner import REPO, TESTS, LmEvalRun, run_lm_eval
+from lm_eval_runner import REPO, TESTS, LmEvalRun, run_command, run_lm_eval
 
 from lm_eval_stereo.core.values import parse_model_args
 from lm_eval_stereo.tasks import BENCHMARKS
@@ -36,6 +36,7 @@ SENTENCES = 8
 class ToyRuns:
     site: Path
     output: Path
+    #: what the runs add to the tests' environment: the site folder first on ``PYTHONPATH``
     env: dict[str, str]
     runs: dict[str, LmEvalRun]
 
@@ -66,12 +67,12 @@ def toy(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> ToyRuns:
         args = ["--model", "hf", "--model_args", f"pretrained={model},dtype=float32", "--device", "cpu"]
         args += ["--batch_size", "8", "--tasks", ",".join(TASKS), "--include_path", str(site / "toybench")]
         runs[name] = run_lm_eval([*args, "--log_samples"], output / name, env=env)
-    return ToyRuns(site, output, {**os.environ, **env}, runs)
+    return ToyRuns(site, output, env, runs)
 
 
 def _console(toy: ToyRuns, *args: str) -> subprocess.CompletedProcess:
-    command = [str(Path(sys.executable).parent / "lm-eval-stereo"), *args]
-    return subprocess.run(command, capture_output=True, text=True, env=toy.env, timeout=600)
+    """``lm-eval-stereo ARGS...`` with the site folder on the path, in the fork server of the ``lm_eval`` runs."""
+    return run_command(*args, env=toy.env, timeout=600)
 
 
 def test_lm_eval_runs_it_with_its_declared_metrics_and_interval(toy: ToyRuns) -> None:

@@ -11,17 +11,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema
 import numpy as np
 import pytest
 from eee_rules import datastore_problems, upstream_validate, upstream_validator
-from lm_eval_runner import LmEvalRun, run_lm_eval, shared_data_dir
+from lm_eval_runner import LmEvalRun, run_command, run_lm_eval, shared_data_dir
 from local_tasks import GENERIC_DOCS, write_mc_task
 from suite_tools import skip_reason
 
@@ -69,13 +66,9 @@ def eee_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def exported(lm_eval_run: LmEvalRun, eee_output: Path) -> tuple[dict, list[dict], str]:
     """The record, its instance lines and the command's stderr, through the console script."""
     output = eee_output
-    command = [str(Path(sys.executable).parent / "lm-eval-stereo"), "export", str(lm_eval_run.output_dir)]
-    proc = subprocess.run(
-        [*command, "--format", "eee", "--output", str(output), "--relationship", "first_party"]
-        + ["--model-id", MODEL_ID, "--availability", "open_weights"],
-        capture_output=True,
-        text=True,
-        env=os.environ,
+    proc = run_command(
+        *("export", lm_eval_run.output_dir, "--format", "eee", "--output", output, "--relationship", "first_party"),
+        *("--model-id", MODEL_ID, "--availability", "open_weights"),
     )
     assert proc.returncode == 0, proc.stderr
     records = sorted(output.rglob("*.json"))

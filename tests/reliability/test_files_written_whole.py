@@ -18,17 +18,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from lm_eval_runner import REPO, shared_data_dir
+from lm_eval_runner import REPO, run_command, shared_data_dir
 from saved_runs import save_run
 from small_disk import CLI, Disk, contents
 
 from lm_eval_stereo.core import sources
 
 MODEL_ID = "org/model"
-
-
-def run_cli(*args: str | Path) -> subprocess.CompletedProcess:
-    return subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, timeout=300)
 
 
 def one_error_line(proc: subprocess.CompletedProcess, prefix: str) -> str:
@@ -58,7 +54,7 @@ def test_exporting_again_into_a_full_datastore_keeps_the_earlier_records_whole(r
     line naming the record it could not write and why; every earlier record and sidecar is as it was, and no
     temporary file is left."""
     output = disk.root / "datastore"
-    first = run_cli(*export(runs, output))
+    first = run_command(*export(runs, output))
     assert first.returncode == 0, first.stderr
     before = contents(output)
     assert len(before) == 4 and sum(name.endswith("_samples.jsonl") for name in before) == 2
@@ -76,7 +72,7 @@ def test_exporting_again_into_a_full_datastore_keeps_the_earlier_records_whole(r
 
 def test_an_export_into_a_read_only_datastore_stops_in_one_line(runs: Path, disk: Disk):
     output = disk.root / "datastore"
-    assert run_cli(*export(runs, output)).returncode == 0
+    assert run_command(*export(runs, output)).returncode == 0
     before = contents(output)
     disk.read_only()
     line = one_error_line(disk.run(*export(runs, output, "--organization", "someone-else")), "export")
@@ -87,7 +83,7 @@ def test_an_export_into_a_read_only_datastore_stops_in_one_line(runs: Path, disk
 def test_the_report_on_a_full_disk_keeps_the_earlier_page_and_figures(runs: Path, disk: Disk):
     """``--html`` and ``--json`` on a full disk: one line naming the file, the earlier page, figures and JSON whole."""
     html, data = disk.root / "html", disk.root / "report.json"
-    first = run_cli("report", runs, "--html", html, "--json", data)
+    first = run_command("report", runs, "--html", html, "--json", data)
     assert first.returncode == 0, first.stderr
     before = contents(disk.root)
     assert "index.html" in {Path(name).name for name in before} and any(name.endswith(".png") for name in before)
@@ -130,6 +126,8 @@ def test_data_fetch_and_mirror_on_a_full_disk_stop_at_the_first_file_naming_it(t
 
 
 def run_cli_env(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    """``lm-eval-stereo ARGS`` with the test's own variables: a fresh process (a fork server for one run's
+    environment would cost more than the imports it saves)."""
     return subprocess.run([CLI, *args], capture_output=True, text=True, env={**os.environ, **env}, timeout=300)
 
 
@@ -146,7 +144,7 @@ def test_a_link_planted_at_a_record_s_path_is_replaced_not_written_through(runs:
     """The issue's case: the export wrote through a link planted at a record's path, overwriting a file outside the
     output folder. Now the record replaces the link; the file outside keeps its bytes."""
     output = tmp_path / "datastore"
-    assert run_cli(*export(runs, output)).returncode == 0
+    assert run_command(*export(runs, output)).returncode == 0
     records = sorted(output.rglob("*.json"))
     outside = tmp_path / "outside.txt"
     outside.write_text("precious")
@@ -154,7 +152,7 @@ def test_a_link_planted_at_a_record_s_path_is_replaced_not_written_through(runs:
     for record in records:
         record.unlink()
         record.symlink_to(outside)
-    proc = run_cli(*export(runs, output))
+    proc = run_command(*export(runs, output))
     assert proc.returncode == 0, proc.stderr
     assert outside.read_text() == "precious"
     for record, data in expected.items():  # the same record but its retrieval time
@@ -168,7 +166,7 @@ def test_a_link_on_the_way_that_leads_outside_stops_the_export(runs: Path, tmp_p
     elsewhere.mkdir()
     (output / "data").mkdir(parents=True)
     (output / "data" / "lm-eval-stereo").symlink_to(elsewhere, target_is_directory=True)
-    line = one_error_line(run_cli(*export(runs, output)), "export")
+    line = one_error_line(run_command(*export(runs, output)), "export")
     assert f"{output}/data/lm-eval-stereo leads to {elsewhere}, outside {output}: nothing is written there" in line
     assert list(elsewhere.iterdir()) == []
 
@@ -182,7 +180,7 @@ def test_the_report_replaces_a_link_planted_at_its_page(runs: Path, tmp_path: Pa
     outside_json.write_text("precious too")
     (html / "index.html").symlink_to(outside)
     (html / "report.json").symlink_to(outside_json)
-    proc = run_cli("report", runs, "--html", html, "--json", html / "report.json")
+    proc = run_command("report", runs, "--html", html, "--json", html / "report.json")
     assert proc.returncode == 0, proc.stderr
     assert outside.read_text() == "precious" and outside_json.read_text() == "precious too"
     data = html / "report.json"
@@ -206,7 +204,7 @@ def test_a_figure_named_after_a_task_that_climbs_out_of_the_folder_is_refused(tm
     runs.mkdir(parents=True)
     climbing = json.dumps("gest_en/../../../../escaped")
     (runs / GEST_RUN.name).write_text(GEST_RUN.read_text(encoding="utf-8").replace('"gest_en"', climbing))
-    line = one_error_line(run_cli("report", runs, "--html", html), "report")
+    line = one_error_line(run_command("report", runs, "--html", html), "report")
     assert line == (
         f"lm-eval-stereo report: error: {html}/gest_gest_en/../../../../escaped.png: cannot be written (not inside "
         f"{html}: nothing is written there)"

@@ -28,7 +28,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from lm_eval_runner import LmEvalRun, run_lm_eval
+from lm_eval_runner import LmEvalRun, run_command, run_lm_eval
 from small_disk import Disk
 from suite_tools import skip_reason
 
@@ -147,7 +147,6 @@ def test_an_output_path_turned_read_only_while_the_run_works_is_one_line(disk: D
 
 def test_a_staging_folder_a_killed_run_left_is_no_run_to_the_report(tmp_path: Path):
     from saved_runs import save_run
-    from small_disk import CLI
 
     from lm_eval_stereo.core.lm_eval_files import STAGE_NAME
 
@@ -158,7 +157,7 @@ def test_a_staging_folder_a_killed_run_left_is_no_run_to_the_report(tmp_path: Pa
     stage.mkdir()
     (stage / results.name).write_text(results.read_text())  # a run killed before its files were renamed into place
     report = tmp_path / "report.json"
-    proc = subprocess.run([CLI, "report", str(runs), "--json", str(report)], capture_output=True, text=True)
+    proc = run_command("report", runs, "--json", report)
     assert proc.returncode == 0 and STAGE_NAME not in proc.stdout + proc.stderr, proc.stderr
     read = {
         model["results_file"] for task in json.loads(report.read_text())["tasks"].values() for model in task.values()

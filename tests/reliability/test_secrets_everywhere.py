@@ -19,13 +19,11 @@ with its headers. ``base_url`` user info with ``num_concurrent`` above 1 (aiohtt
 from __future__ import annotations
 
 import json
-import subprocess
 from base64 import b64encode
 from pathlib import Path
 
 import pytest
-from lm_eval_runner import LmEvalRun, run_lm_eval
-from small_disk import CLI
+from lm_eval_runner import LmEvalRun, run_command, run_lm_eval
 
 ENV_KEY, ARG_KEY, FIRST_TOKEN, AUTH_TOKEN = "sk-env-5e0a91c3", "sk-arg-77d2f0", "tok-first-c41a9e", "tok-auth-0b83d6"
 QUERY_KEY, HEADER_KEY, URL_KEY, JUDGE_TOKEN = "sk-query-6f12ab", "sk-header-e9d07c", "sk-url-3a58b1", "hf-judge-d27c4e"
@@ -99,7 +97,7 @@ def test_keys_from_the_environment_the_arguments_the_query_and_the_metadata_reac
     assert config["judge_model_args"] == f"pretrained={tiny_causal},token=<redacted>"
 
     html = tmp_path / "html"
-    report = subprocess.run([CLI, "report", str(out), "--html", str(html), "--details"], capture_output=True, text=True)
+    report = run_command("report", out, "--html", html, "--details")
     assert report.returncode == 0, report.stderr[-3000:]
     page = (html / "index.html").read_text()
     assert f"judge_model_args=pretrained={tiny_causal},token=&lt;redacted&gt;" in page, "the page names the judge"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import subprocess
 import sys
@@ -21,7 +20,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from lm_eval_runner import LmEvalRun, run_lm_eval
+from lm_eval_runner import LmEvalRun, run_command, run_lm_eval
 from markdown_tables import parse_tables, section_lines, section_rows
 from scipy import stats
 from suite_tools import skip_reason
@@ -76,8 +75,8 @@ def markdown(model_runs: ModelRuns) -> str:
 
 
 def report_cli(*args: str | Path, check: bool = True) -> subprocess.CompletedProcess:
-    command = [str(Path(sys.executable).parent / "lm-eval-stereo"), "report", *map(str, args)]
-    proc = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ))
+    """``lm-eval-stereo report ARGS`` (a child of the fork server of the runs: :func:`lm_eval_runner.run_command`)."""
+    proc = run_command("report", *args)
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc

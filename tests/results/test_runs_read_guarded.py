@@ -11,22 +11,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
+from lm_eval_runner import run_command
 from saved_runs import TASK, save_run
 
 from lm_eval_stereo.results.files import MAX_DEPTH, MAX_RESULTS_BYTES
 
-CLI = str(Path(sys.executable).parent / "lm-eval-stereo")
-
-
-def run_cli(*args: str | Path) -> subprocess.CompletedProcess:
-    return subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, timeout=300)
-
 
 def export(folder: Path, output: Path, *more: str) -> subprocess.CompletedProcess:
-    return run_cli("export", folder, "--format", "eee", "--output", output, "--model-id", "org/model", *more)
+    return run_command("export", folder, "--format", "eee", "--output", output, "--model-id", "org/model", *more)
 
 
 def records(output: Path) -> dict[str, list[str]]:
@@ -46,7 +40,7 @@ def test_a_run_saved_with_the_file_form_of_output_path_is_read_by_the_report_and
     folder_form = save_run(out, "org/folder-form", [1] * 4 + [0] * 16)
     assert file_form.parent == out and file_form.name.startswith("x_") and folder_form.name.startswith("results_")
     data = tmp_path / "report.json"
-    report = run_cli("report", out, "--json", data)
+    report = run_command("report", out, "--json", data)
     assert report.returncode == 0 and report.stderr == "", report.stderr
     assert [model["label"] for model in json.loads(data.read_text())["models"]] == ["org/file-form", "org/folder-form"]
     (paired,) = json.loads(data.read_text())["paired"]["models"]
@@ -69,7 +63,7 @@ def test_a_json_file_named_like_a_file_form_run_that_is_none_is_named_as_skipped
     save_run(out, "org/model", [1] * 10 + [0] * 10)
     stranger = out / "notes_2026-01-01T00-00-00.000000.json"
     stranger.write_text(json.dumps({"notes": "not a run"}))
-    report = run_cli("report", out)
+    report = run_command("report", out)
     assert report.returncode == 0
     assert report.stderr == (
         f"lm-eval-stereo report: warning: {stranger}: not an lm_eval results file (no 'results' object) (skipped)\n"
@@ -107,7 +101,7 @@ def test_hostile_results_files_are_skipped_and_named_and_the_other_runs_read(tmp
         handle.truncate(MAX_RESULTS_BYTES + 1)
     said = [f"{path}: not read: {why} (skipped)" for path, (_, why) in hostile.items()]
     data = tmp_path / "report.json"
-    report = run_cli("report", out, "--json", data)
+    report = run_command("report", out, "--json", data)
     assert report.returncode == 0 and "Traceback" not in report.stderr, report.stderr
     assert report.stderr == "".join(f"lm-eval-stereo report: warning: {line}\n" for line in said)
     assert [model["label"] for model in json.loads(data.read_text())["models"]] == ["org/model", "org/other"]
@@ -128,7 +122,7 @@ def test_a_samples_line_nested_100000_levels_deep_is_a_malformed_line_named(tmp_
     samples.write_text("\n".join(lines) + "\n")
     said = f"{samples}:3: not a JSON line (nested deeper than {MAX_DEPTH} levels (JSON that no lm_eval writes))"
     data = tmp_path / "report.json"
-    report = run_cli("report", out, "--json", data)
+    report = run_command("report", out, "--json", data)
     assert report.returncode == 0 and "Traceback" not in report.stderr, report.stderr
     notes = json.loads(data.read_text())["paired"]["not_compared"]
     assert notes == [f"1 malformed line(s) of {samples} skipped ({said}): org/other on {TASK} compared on its other "
@@ -148,7 +142,7 @@ def test_every_logged_item_a_number_in_a_run_of_an_older_plugin_is_named(tmp_pat
     lines = [json.loads(line) for line in samples.read_text().splitlines()]
     samples.write_text("".join(json.dumps({**line, "lms": 7}) + "\n" for line in lines))
     said = f"{samples}:1: the logged item under 'lms' is int, not an object (and 19 more malformed lines; no item read)"
-    report = run_cli("report", out, "--details")
+    report = run_command("report", out, "--details")
     assert report.returncode == 0, report.stderr
     assert f"- Not compared: {said} (no paired statistics for org/model on {TASK})" in report.stdout
     proc = export(out, tmp_path / "records", "--details")
@@ -188,9 +182,9 @@ def test_a_recorded_fact_of_the_wrong_kind_is_named_by_its_field(tmp_path: Path)
             f"built; read as a task no benchmark declares (found {value!r})"
         )
     results.write_text(json.dumps(data))
-    report = run_cli("report", out, "--details")
+    report = run_command("report", out, "--details")
     assert report.returncode == 0, report.stderr
     assert all(f"- ⚠ org/model: malformed field: {line}" in report.stdout for line in said), report.stdout
-    proc = run_cli("export", out, "--format", "model-card", "--details")
+    proc = run_command("export", out, "--format", "model-card", "--details")
     assert proc.returncode == 0, proc.stderr
     assert all(f"  malformed field: {line}\n" in proc.stderr for line in said), proc.stderr

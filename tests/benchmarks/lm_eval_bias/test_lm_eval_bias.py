@@ -21,15 +21,13 @@ import importlib.util
 import json
 import math
 import shutil
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 from eee_rules import datastore_problems, upstream_validate, upstream_validator
-from lm_eval_runner import REPO, LmEvalRun, run_lm_eval, shared_data_dir
+from lm_eval_runner import REPO, LmEvalRun, run_command, run_lm_eval, shared_data_dir
 
 from lm_eval_stereo.core.bootstrap import DEFAULT_ITERS, DEFAULT_SEED, percentile_interval, resample_indices
 from lm_eval_stereo.core.errors import DataError
@@ -326,9 +324,10 @@ def test_an_lm_eval_that_defines_the_tasks_otherwise_fails_soft(first: LmEvalRun
 
 def test_export_records_carry_the_intervals_and_item_lines(first: LmEvalRun, tmp_path) -> None:
     output = tmp_path / "eee"
-    command = [str(Path(sys.executable).parent / "lm-eval-stereo"), "export", str(first.output_dir), "--format",
-               "eee", "--output", str(output), "--model-id", "test-org/tiny_causal0", "--availability", "open_weights"]  # fmt: skip
-    proc = subprocess.run(command, capture_output=True, text=True)
+    proc = run_command(
+        *("export", first.output_dir, "--format", "eee", "--output", output, "--model-id", "test-org/tiny_causal0"),
+        *("--availability", "open_weights"),
+    )
     assert proc.returncode == 0, proc.stderr
     assert datastore_problems(output) == []
     if upstream_validator() is not None:  # the datastore's own validator, which .ci/run installs (Python >= 3.12)

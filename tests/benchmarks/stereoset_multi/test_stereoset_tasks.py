@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from lm_eval_runner import LmEvalRun, run_lm_eval
+from lm_eval_runner import LmEvalRun, run_command, run_lm_eval
 from markdown_tables import parse_tables
 
 from lm_eval_stereo.tasks.stereoset_multi import intra_scoring
@@ -139,8 +137,9 @@ def test_without_a_tokenizer_falls_back_to_bytes_and_says_so(tmp_path):
 def test_report_lists_headline_metrics_with_their_intervals(suite_run, tiny_causal):
     from test_report import expected_cell, fmt
 
-    command = [str(Path(sys.executable).parent / "lm-eval-stereo"), "report", str(suite_run.output_dir), "--details"]
-    report = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    proc = run_command("report", suite_run.output_dir, "--details")
+    assert proc.returncode == 0, proc.stderr
+    report = proc.stdout
     tables, label = parse_tables(report), tiny_causal.name  # a local folder is named by its folder name
     expected = expected_cell(suite_run.results, "stereoset_multi_de", "icat")
     assert tables["stereoset_multi_de"][label]["icat ↑"] == expected
