@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from cpu_budget import SHARES
 from lm_eval_runner import REPO, TESTS, LmEvalRun, shared_data_dir  # noqa: F401  (re-exported for tests)
-from tiers import ENGINE
+from tiers import ENGINE, TIER_ENV
 
 #: CPU-seconds per test file at the end of every run (:mod:`cpu_report`); the vLLM tier's session fixtures (the one
 #: in-process engine, the one pair of served replicas: :mod:`vllm_tier`); the ``disk`` fixture, a small file system
@@ -51,13 +52,30 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["OMP_NUM_THREADS"] = str(max(1, len(os.sched_getaffinity(0)) // workers))
 
 
+def expected_cpu(path: Path) -> float:
+    """The CPU-seconds the test file at ``path`` took in the measured runs (:data:`cpu_budget.SHARES`: its engine
+    tier's figure in ``make test``, its quick tests' in ``make test-quick``), 0 for a file without a share of its own."""
+    relative = path.relative_to(REPO).as_posix()
+    tiers = ("quick",) if os.environ.get(TIER_ENV) == "quick" else (ENGINE, "quick")
+    return next((SHARES[tier][relative] for tier in tiers if relative in SHARES[tier]), 0.0)
+
+
+def scheduling_key(path: Path) -> tuple[int, float]:
+    """Where the test file at ``path`` goes in the order of the units of work: the longest files first
+    (:data:`LONGEST_FILES`), then the others by :func:`expected_cpu`, the largest first (the vLLM tier's other files
+    keep their order: they join its one unit of work)."""
+    rank = {name: rank for rank, name in enumerate(LONGEST_FILES)}.get(path.name, len(LONGEST_FILES))
+    return rank, 0.0 if path.name.startswith(VLLM_TIER) else -expected_cpu(path)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest files first (:data:`LONGEST_FILES`): with ``make test`` (``--dist loadfile
-    --no-loadscope-reorder``, units of work in this order) each of the two workers starts with one of them and then
-    takes the rest; xdist's own order by test count would leave them to the end. (``--dist loadgroup`` would be the other way to keep tests together, but pytest-xdist 3.8 names its
-    groups in ``Item._nodeid``, which pytest 9 no longer reads: every test becomes its own unit.)"""
-    first = {name: rank for rank, name in enumerate(LONGEST_FILES)}
-    items.sort(key=lambda item: first.get(item.path.name, len(first)))  # stable: the rest keep their order
+    """The files in the order of :func:`scheduling_key`: with ``make test`` (``--dist loadfile
+    --no-loadscope-reorder``, units of work in this order) each of the two workers starts with one of the longest and
+    takes the next unit as it runs out, so that the last units to run are the shortest and the two workers end
+    together; xdist's own order by test count would leave the longest to the end. (``--dist loadgroup`` would be the
+    other way to keep tests together, but pytest-xdist 3.8 names its groups in ``Item._nodeid``, which pytest 9 no
+    longer reads: every test becomes its own unit.)"""
+    items.sort(key=lambda item: scheduling_key(item.path))  # stable: a file's tests keep their order
 
 
 @pytest.hookimpl(optionalhook=True)

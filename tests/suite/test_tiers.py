@@ -153,3 +153,32 @@ def test_engine_starts_are_recognised(tiny_causal, smollm2, monkeypatch):
         server = ModelServer(smollm2, Path(os.devnull), env={}, marker="", health_timeout=1)
         server.name = "a server"
         server.start()
+
+
+def test_the_units_of_work_go_longest_first_by_their_measured_cpu_seconds(monkeypatch):
+    """The engine tier's two longest units first, then the files by the CPU-seconds they took (the largest first),
+    files without a measured figure last; in ``make test-quick`` by their quick tests' figures."""
+    from conftest import expected_cpu, scheduling_key
+
+    names = ["core/test_window.py", "report/test_report.py", "backends/test_vllm.py", "hooks/test_stock_tasks.py",
+             "real_models/test_real_models_tier.py", "backends/test_vllm_stock_tasks.py", "backends/test_served.py",
+             "reliability/test_files_written_whole.py"]  # fmt: skip
+    paths = [TESTS / name for name in names]
+    for tier in ("engine", "quick"):
+        if tier == "quick":
+            monkeypatch.setenv(TIER_ENV, "quick")
+        else:
+            monkeypatch.delenv(TIER_ENV, raising=False)
+        ordered = sorted(paths, key=scheduling_key)
+        assert [path.name for path in ordered[:3]] == [
+            "test_real_models_tier.py", "test_vllm_stock_tasks.py", "test_vllm.py"
+        ]  # fmt: skip
+        rest = ordered[3:]
+        figures = [expected_cpu(path) for path in rest]
+        assert figures == sorted(figures, reverse=True) and figures[-1] == 0.0 and figures[0] > 50, (tier, figures)
+        assert rest[-1].name == "test_window.py"
+    # the tiers' own figures: test_served's quick tests took less than its engine tests
+    monkeypatch.delenv(TIER_ENV, raising=False)
+    engine_figure = expected_cpu(TESTS / "backends/test_served.py")
+    monkeypatch.setenv(TIER_ENV, "quick")
+    assert expected_cpu(TESTS / "backends/test_served.py") <= engine_figure
