@@ -51,7 +51,7 @@ def _run(smollm2, out, backend: str, limit: int, extra_args: str = "") -> LmEval
 @pytest.fixture(scope="module")
 def hf_run(smollm2_hf_run) -> LmEvalRun:
     """``hf`` on StereoSet (en, de) and GEST (en), their first :data:`LIMIT` documents each: the session's one SmolLM2
-    ``hf`` run (``tests/real_runs.py``, shared with the tier tests, which add 10 documents of three other tasks)."""
+    ``hf`` run (``tests/real_runs.py``, shared with the tier tests, which add 5 documents of three other tasks)."""
     return smollm2_hf_run
 
 
