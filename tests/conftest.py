@@ -54,7 +54,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def expected_cpu(path: Path) -> float:
     """The CPU-seconds the test file at ``path`` took in the measured runs (:data:`cpu_budget.SHARES`: its engine
-    tier's figure in ``make test``, its quick tests' in ``make test-quick``), 0 for a file without a share of its own."""
+    tier's figure in ``make test``, its quick tests' in ``make test-quick``), 0 for a file without a share of its
+    own."""
     relative = path.relative_to(REPO).as_posix()
     tiers = ("quick",) if os.environ.get(TIER_ENV) == "quick" else (ENGINE, "quick")
     return next((SHARES[tier][relative] for tier in tiers if relative in SHARES[tier]), 0.0)
@@ -64,7 +65,7 @@ def scheduling_key(path: Path) -> tuple[int, float]:
     """Where the test file at ``path`` goes in the order of the units of work: the longest files first
     (:data:`LONGEST_FILES`), then the others by :func:`expected_cpu`, the largest first (the vLLM tier's other files
     keep their order: they join its one unit of work)."""
-    rank = {name: rank for rank, name in enumerate(LONGEST_FILES)}.get(path.name, len(LONGEST_FILES))
+    rank = LONGEST_FILES.index(path.name) if path.name in LONGEST_FILES else len(LONGEST_FILES)
     return rank, 0.0 if path.name.startswith(VLLM_TIER) else -expected_cpu(path)
 
 

@@ -5,15 +5,14 @@ list after the CPU table (:mod:`cpu_report` gathers the figures, :func:`over_bud
 The budgets are what the tiers took, not what they should take, with a quarter more: the quick tier's files 661
 CPU-seconds in a whole ``make test`` (2 xdist workers) on the 2-core machine alone, 692 in ``make test-quick`` alone and
 792 in ``make test-quick`` while other tests shared the machine; the engine tier's 1,286 in that ``make test``. The
-targets, ``make test-quick`` in 4 minutes and ``make test`` in 15 on 2 idle cores, would need about 440 CPU-seconds of the
-quick tier's files and 1,740 of both tiers' (2 × 240 and 2 × 900, less the workers' start-up and collection): not met (docs/TESTED.md). The budget
-guards against growth: a file's share (:data:`SHARES`, per tier: a file with an engine test counts in the engine tier
-in ``make test``, with its quick tests only in the quick tier in ``make test-quick``) is the largest of its
-CPU-seconds in those runs; the files under 4 CPU-seconds share what is left of their tier's budget equally, but never
-less than :data:`MINIMUM_SHARE` (a start of ``lm_eval`` alone takes about 3). The order the files run in
-(``conftest.scheduling_key``) reads the same figures.
-A file that grows past its share by half is a sign to move work into a
-shared fixture, or to give it a share here, out of another file's.
+targets, ``make test-quick`` in 4 minutes and ``make test`` in 15 on 2 idle cores, would need about 440 CPU-seconds of
+the quick tier's files and 1,740 of both tiers' (2 × 240 and 2 × 900, less the workers' start-up and collection): not
+met (docs/TESTED.md). The budget guards against growth: a file's share (:data:`SHARES`, per tier: a file with an engine
+test counts in the engine tier in ``make test``, with its quick tests only in the quick tier in ``make test-quick``) is
+the largest of its CPU-seconds in those runs; the files under 4 CPU-seconds share what is left of their tier's budget
+equally, but never less than :data:`MINIMUM_SHARE` (a start of ``lm_eval`` alone takes about 3). The order the files
+run in (``conftest.scheduling_key``) reads the same figures. A file that grows past its share by half is a sign to move
+work into a shared fixture, or to give it a share here, out of another file's.
 """
 
 from __future__ import annotations

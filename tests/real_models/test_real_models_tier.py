@@ -61,8 +61,8 @@ def runs(real_model, smollm2, request, tmp_path_factory) -> dict[str, LmEvalRun]
 
 def test_hf_prefix_equals_hf_per_request_on_every_family(runs):
     """Every request's log-likelihood and greedy flag, matched by document and request index (the first 30 documents
-    of StereoSet and GEST, 12 of EuroGEST, 5 of the others). The packed prefix path ran (no fallback line): Llama (SmolLM2) and
-    Gemma 3 take the 4-D attention mask."""
+    of StereoSet and GEST, 12 of EuroGEST, 5 of the others). The packed prefix path ran (no fallback line): Llama
+    (SmolLM2) and Gemma 3 take the 4-D attention mask."""
     assert FALLBACK not in runs["hf-prefix"].stderr
     for task in FAMILIES:
         plain = {s["doc_id"]: s["resps"] for s in runs["hf"].samples[task]}

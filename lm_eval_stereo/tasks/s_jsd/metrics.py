@@ -59,7 +59,7 @@ SCORED, OVERLENGTH, NO_SHARED = "scored", "overlength", "no_shared"
 
 def analytic_jsd(probabilities: Sequence[float], limit: bool = False) -> torch.Tensor:
     """d(p) of each probability, in float32 (see the module docstring); ``limit``: p·log2 p = 0 at p = 0."""
-    import torch  # here: the benchmark's declaration imports this module, and a command that reads results needs no torch
+    import torch  # here: the benchmark's declaration imports this module; a command that reads results needs none
 
     p = torch.tensor(list(probabilities), dtype=torch.float32)
     p_log_p = torch.xlogy(p, p) / math.log(2.0) if limit else p * torch.log2(p)
