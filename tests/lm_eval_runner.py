@@ -244,10 +244,17 @@ FORK_ENV = "LM_EVAL_TESTS_FORK"
 UNREAD_AT_IMPORT = frozenset({"PYTEST_CURRENT_TEST"})
 
 
+def read_at_import(name: str) -> bool:
+    """Whether an import may read the variable ``name``, so that a run with another value needs a server of its own:
+    not :data:`UNREAD_AT_IMPORT`, nor an API key (``*_API_KEY``: read when an API model is built, in the child, which
+    gets the run's environment)."""
+    return name not in UNREAD_AT_IMPORT and not name.endswith("_API_KEY")
+
+
 def fork_server(env: dict[str, str], launcher: Sequence[str] = ()) -> ForkServer | None:
     """The server for ``env`` (started by ``launcher``), started at its first run: the imports see what a fresh
     process would see. None when its imports failed (then each run is a fresh process, which shows the error)."""
-    key = (frozenset((name, value) for name, value in env.items() if name not in UNREAD_AT_IMPORT), tuple(launcher))
+    key = (frozenset((name, value) for name, value in env.items() if read_at_import(name)), tuple(launcher))
     if key in _servers:  # the most recently used last: the one used longest ago goes first
         _servers[key] = _servers.pop(key)
     else:

@@ -16,11 +16,15 @@ from __future__ import annotations
 
 import ast
 import csv
+import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lm_eval_stereo.core.arrow_rows import file_backed_dataset, rows_key
 from lm_eval_stereo.core.errors import DataError
+from lm_eval_stereo.core.registry import get_source
 from lm_eval_stereo.core.sources import fetch
 from lm_eval_stereo.tasks.lm_eval_bias.metrics import BBQ_CATEGORIES
 from lm_eval_stereo.tasks.lm_eval_bias.sources import BBQ
@@ -43,6 +47,8 @@ CATEGORIES = (
     "SES",
     "SpanishRegion",
 )
+#: the CrowS-Pairs file of source ``crows-pairs``
+CROWS_PAIRS_FILE = "data/crows_pairs_anonymized.csv"
 
 
 def _literal(path: Path, number: int, field: str, text: str) -> Any:
@@ -69,18 +75,23 @@ def hub_row(path: Path, number: int, row: dict[str, str]) -> dict[str, Any]:
     return hub
 
 
-def bbq_rows(language: str, category: str) -> list[dict[str, Any]]:
-    """The rows of EsBBQ (``es``) or CaBBQ (``ca``) in ``category`` (a hub config name), in the CSV's order."""
+def _esbbq_file(language: str, category: str) -> str:
+    """The upstream file of EsBBQ (``es``) or CaBBQ (``ca``) rows in ``category``; DataError for any other."""
     if language not in ("es", "ca") or category not in CATEGORIES:
         raise DataError(f"no EsBBQ/CaBBQ rows for language {language!r}, category {category!r}")
-    path = fetch("esbbq-cabbq", f"data_{language}/{category}.full.csv")
+    return f"data_{language}/{category}.full.csv"
+
+
+def bbq_rows(language: str, category: str) -> list[dict[str, Any]]:
+    """The rows of EsBBQ (``es``) or CaBBQ (``ca``) in ``category`` (a hub config name), in the CSV's order."""
+    path = fetch("esbbq-cabbq", _esbbq_file(language, category))
     with open(path, encoding="utf-8", newline="") as handle:
         return [hub_row(path, number, row) for number, row in enumerate(csv.DictReader(handle), start=2)]
 
 
 def crows_pairs_rows() -> list[dict[str, Any]]:
     """The 1,508 English CrowS-Pairs pairs, in the CSV's order."""
-    path = fetch("crows-pairs", "data/crows_pairs_anonymized.csv")
+    path = fetch("crows-pairs", CROWS_PAIRS_FILE)
     with open(path, encoding="utf-8", newline="") as handle:
         return list(csv.DictReader(handle))
 
@@ -92,13 +103,18 @@ def offline_bbq_categories() -> tuple[str, ...]:
     return tuple(category for category in BBQ_CATEGORIES if category in pinned)
 
 
-def original_bbq_rows(category: str) -> list[dict[str, Any]]:
-    """BBQ's rows of ``category`` (a hub config name), in the file's order; a line that is not a JSON object is
-    named (file and line)."""
+def _bbq_file(category: str) -> str:
+    """The upstream file of BBQ's rows in ``category`` (a hub config name); DataError for a category not pinned."""
     if category not in offline_bbq_categories():
         available = ", ".join(offline_bbq_categories())
         raise DataError(f"no offline BBQ rows for category {category!r}: the pinned source holds {available}")
-    path = fetch(BBQ.name, f"data/{category}.jsonl")
+    return f"data/{category}.jsonl"
+
+
+def original_bbq_rows(category: str) -> list[dict[str, Any]]:
+    """BBQ's rows of ``category`` (a hub config name), in the file's order; a line that is not a JSON object is
+    named (file and line)."""
+    path = fetch(BBQ.name, _bbq_file(category))
     rows = []
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
@@ -112,22 +128,33 @@ def original_bbq_rows(category: str) -> list[dict[str, Any]]:
     return rows
 
 
-def custom_dataset(**kwargs: Any) -> dict[str, Any]:
-    """lm_eval's ``custom_dataset`` hook: ``{"test": rows}`` of the mirror set the override YAML names in its
-    ``dataset_kwargs`` (``mirror``: ``esbbq-cabbq`` with ``language`` and ``category``, ``bbq`` with
-    ``categories``, or ``crows-pairs``)."""
-    import datasets
-
+def _files_and_rows(kwargs: dict[str, Any]) -> tuple[list[tuple[str, str]], Callable[[], list[dict[str, Any]]]]:
+    """The upstream files (source, path) the rows the override YAML names in its ``dataset_kwargs`` are made of, and
+    the function that makes them."""
     mirror = kwargs.get("mirror")
     if mirror == "esbbq-cabbq":
-        rows = bbq_rows(str(kwargs.get("language")), str(kwargs.get("category")))
-    elif mirror == "bbq":
+        language, category = str(kwargs.get("language")), str(kwargs.get("category"))
+        return [("esbbq-cabbq", _esbbq_file(language, category))], lambda: bbq_rows(language, category)
+    if mirror == "bbq":
         categories = kwargs.get("categories")
         if not isinstance(categories, list) or not categories:
             raise DataError(f"dataset_kwargs mirror='bbq': categories must list BBQ categories, got {categories!r}")
-        rows = [row for category in categories for row in original_bbq_rows(str(category))]
-    elif mirror == "crows-pairs":
-        rows = crows_pairs_rows()
-    else:
-        raise DataError(f"dataset_kwargs mirror={mirror!r}: one of 'esbbq-cabbq', 'bbq', 'crows-pairs'")
-    return {"test": datasets.Dataset.from_list(rows)}
+        files = [(BBQ.name, _bbq_file(str(category))) for category in categories]
+        return files, lambda: [row for category in categories for row in original_bbq_rows(str(category))]
+    if mirror == "crows-pairs":
+        return [("crows-pairs", CROWS_PAIRS_FILE)], crows_pairs_rows
+    raise DataError(f"dataset_kwargs mirror={mirror!r}: one of 'esbbq-cabbq', 'bbq', 'crows-pairs'")
+
+
+def custom_dataset(**kwargs: Any) -> dict[str, Any]:
+    """lm_eval's ``custom_dataset`` hook: ``{"test": rows}`` of the mirror set the override YAML names in its
+    ``dataset_kwargs`` (``mirror``: ``esbbq-cabbq`` with ``language`` and ``category``, ``bbq`` with
+    ``categories``, or ``crows-pairs``), backed by an Arrow file in the ``datasets`` cache as the hub's rows are
+    (:mod:`lm_eval_stereo.core.arrow_rows`: lm_eval's ``process_docs`` then maps them once, not on each call). Its
+    key: the pins of the files the rows are made of and this module's code."""
+    files, rows = _files_and_rows(kwargs)
+    for source, path in files:
+        fetch(source, path)  # verified before anything is read from the cache under its pin
+    pins = [[source, path, get_source(source).pin(path).digest] for source, path in files]
+    code = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    return {"test": file_backed_dataset(rows_key({"files": pins, "code": code}), rows)}

@@ -5,9 +5,9 @@ logged samples with lm_eval's own aggregation functions, add seeded bootstrap in
 
 Two lm_eval runs (tiny models of seeds 0 and 1, 12 documents per task: the ``esbbq`` group, ``cabbq_age``,
 ``crows_pairs_english``; then ``esbbq_age``, ``cabbq_age``, ``crows_pairs_english`` and 48 of ``bbq``'s real rows,
-eight of each of the six categories the mirror holds): about 22 and 43 CPU-seconds (BBQ takes about 23 of them: lm_eval
-runs its ``process_docs`` over all 11,956 offline rows five times), and about 10 to read and convert the 20
-EsBBQ/CaBBQ CSV files once.
+eight of each of the six categories the mirror holds; lm_eval maps ``process_docs`` over all 11,956 offline rows, once
+per datasets cache, :func:`test_bbq_s_documents_are_mapped_once_as_from_the_hub`), and the tests' own reading of the
+20 EsBBQ/CaBBQ CSV files, once.
 Tolerances: recomputed figures equal lm_eval's within 1e-12 (the same functions on the same values); the authors'
 ``bias_score.py`` and the plain loops below within 1e-12.
 """
@@ -138,6 +138,28 @@ def _module(path: Path, name: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def test_bbq_s_documents_are_mapped_once_as_from_the_hub(offline_tasks: Path, tmp_path, monkeypatch) -> None:
+    """lm_eval's ``bbq`` asks for its documents five times a run, each a ``process_docs`` map over every offline row:
+    the rows are an Arrow file in the datasets cache (:mod:`lm_eval_stereo.core.arrow_rows`), so the map's result is
+    kept there beside them and a second task (a second run) reads it. The documents are those of the rows held in
+    memory (every 997th row, mapped by lm_eval's own function)."""
+    import datasets
+    from lm_eval.tasks import TaskManager
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path))
+    loaded = [
+        TaskManager(include_defaults=False, include_path=str(offline_tasks)).load(["bbq"])["tasks"]["bbq"]
+        for _ in range(2)
+    ]
+    documents = [task.test_docs() for task in loaded]
+    (mapped,) = (tmp_path / "lm_eval_stereo").glob("*/cache-*.arrow")  # one map result, for both tasks
+    assert [docs.cache_files[0]["filename"] for docs in documents] == [str(mapped)] * 2
+    rows = [row for category in mirror_rows.offline_bbq_categories() for row in original_bbq_rows(category)]
+    assert len(documents[0]) == len(documents[1]) == len(rows) == 11_956
+    every_997th = loaded[0].config.process_docs(datasets.Dataset.from_list(rows[::997]))  # a map row by row
+    assert documents[1][::997] == every_997th[:]
 
 
 def test_es_and_ca_rows_share_keys_where_they_are_translations() -> None:
