@@ -240,8 +240,9 @@ MAX_SERVERS = 2
 FORK_ENV = "LM_EVAL_TESTS_FORK"
 
 
-#: variables that differ from one test to the next and that no import reads (pytest's current test name)
-UNREAD_AT_IMPORT = frozenset({"PYTEST_CURRENT_TEST"})
+#: variables that differ from one test to the next and that no import reads: pytest's current test name, and the
+#: plugin-only index's switch (read when lm_eval builds its TaskManager, in the child)
+UNREAD_AT_IMPORT = frozenset({"PYTEST_CURRENT_TEST", ONLY_PLUGIN_TASKS_ENV})
 
 
 def read_at_import(name: str) -> bool:

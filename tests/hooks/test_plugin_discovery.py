@@ -9,7 +9,7 @@ import sysconfig
 import warnings
 from pathlib import Path
 
-from lm_eval_runner import REPO, run_lm_eval
+from lm_eval_runner import REPO, run_lm_eval, server_for
 
 from lm_eval_stereo import _autoload, tasks_path
 from lm_eval_stereo.cli_lm_eval import listing_argv
@@ -20,6 +20,14 @@ BIN = Path(sys.executable).parent
 
 def run(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env={**os.environ, **env}, timeout=600)
+
+
+def run_forked(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    """:func:`run` as a child of the suite's fork server for its environment (:mod:`lm_eval_runner`): ``lm_eval``
+    without its imports."""
+    full_env = {**os.environ, **env}
+    server = server_for(command, full_env)
+    return server.run(command, cwd, full_env, 600) if server else run(command, cwd, **env)
 
 
 def run_installed(command: list[str], cwd: Path, **extra: str) -> subprocess.CompletedProcess:
@@ -34,14 +42,16 @@ def eval_args(model: Path) -> list[str]:
 
 
 def test_task_listings_show_plugin_and_builtin_tasks(tmp_path):
-    """Plain ``lm_eval`` keeps lm_eval's own command line: ``lm_eval ls tasks`` lists the plugin's tasks beside
-    lm_eval's. ``lm-eval-stereo --tasks list`` (the listing flag lm_eval 0.4.13 removed) runs that listing
-    (:func:`listing_argv`); the console script without the hook and with the plugin-only index (the
-    ``LM_EVAL_STEREO_ONLY_PLUGIN_TASKS=1`` every other lm_eval test of this suite runs with) lists the plugin's only.
-    (One full listing: each indexes every YAML of lm_eval's, about 12 CPU-seconds.)"""
-    listing = run([str(BIN / "lm_eval"), "ls", "tasks"], tmp_path, **{ONLY_PLUGIN_TASKS_ENV: ""})
+    """Plain ``lm_eval`` keeps lm_eval's own command line: ``lm_eval ls groups`` lists the plugin's groups beside
+    lm_eval's, in one table. ``lm-eval-stereo --tasks list`` (the listing flag lm_eval 0.4.13 removed) runs
+    ``lm_eval ls tasks`` (:func:`listing_argv`); the console script without the hook and with the plugin-only index
+    (the ``LM_EVAL_STEREO_ONLY_PLUGIN_TASKS=1`` every other lm_eval test of this suite runs with) lists the plugin's
+    tasks only. (One full listing, of the groups: a listing indexes every YAML of lm_eval's and reads them again;
+    ``ls tasks`` took about 20 CPU-seconds in a fresh process here, ``ls groups`` 15.)"""
+    listing = run_forked([str(BIN / "lm_eval"), "ls", "groups"], tmp_path, **{ONLY_PLUGIN_TASKS_ENV: ""})
     assert listing.returncode == 0, listing.stderr[-2000:]
-    assert "stereoset_multi_de" in listing.stdout and "hellaswag" in listing.stdout
+    groups = {line.split("|")[1].strip() for line in listing.stdout.splitlines() if line.startswith("|")}
+    assert {"stereoset_multi", "gest", "mmlu", "AraDiCE"} <= groups
     env = {_autoload.AUTOLOAD_ENV: "0", ONLY_PLUGIN_TASKS_ENV: "1"}
     via_plugin = run([str(BIN / "lm-eval-stereo"), "--tasks", "list"], tmp_path, **env)
     assert via_plugin.returncode == 0, via_plugin.stderr[-2000:]

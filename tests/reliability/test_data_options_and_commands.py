@@ -372,15 +372,8 @@ def test_unwritable_output_folder_stops_before_the_run(tiny_causal: Path, tmp_pa
     """``lm-eval-stereo`` checks ``--output_path`` before anything loads (plain ``lm_eval`` keeps lm_eval's command
     line, which logs it after the run)."""
     (tmp_path / "a_file").write_text("")
-    command = [
-        str(Path(sys.executable).parent / "lm-eval-stereo"),
-        "--model",
-        "hf",
-        "--model_args",
-        f"pretrained={tiny_causal}",
-    ]
-    command += ["--tasks", "gerbbq_mc_amb", "--limit", "2", "--output_path", str(tmp_path / "a_file" / "out")]
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    args = ["--model", "hf", "--model_args", f"pretrained={tiny_causal}", "--tasks", "gerbbq_mc_amb", "--limit", "2"]
+    proc = run_command(*args, "--output_path", tmp_path / "a_file" / "out")
     assert proc.returncode == 2
     assert proc.stderr.splitlines()[-1] == (
         f"lm-eval-stereo: --output_path {tmp_path / 'a_file' / 'out'} is not a writable folder (Not a directory)"

@@ -23,12 +23,15 @@ need the mount.
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from lm_eval_runner import LmEvalRun, run_command, run_lm_eval
+from lm_eval_runner import LM_EVAL_STEREO, LmEvalRun, run_command, run_lm_eval, start_lm_eval
 from small_disk import Disk
 from suite_tools import skip_reason
 
@@ -113,7 +116,8 @@ def test_an_output_path_turned_read_only_while_the_run_works_is_one_line(disk: D
     request until the disk is remounted read-only. ``--verbosity ERROR`` hides lm_eval's own warning: the reason is
     named all the same."""
     from openai_stand_in import serve_stand_in
-    from small_disk import CLI
+
+    from lm_eval_stereo.hooks.tasks import ONLY_PLUGIN_TASKS_ENV
 
     needs_mount(disk)
     out = disk.root / "out"
@@ -123,8 +127,8 @@ def test_an_output_path_turned_read_only_while_the_run_works_is_one_line(disk: D
         args = ["--model", "local-completions", "--model_args", model_args, "--tasks", TASK, "--limit", "2"]
         args += ["--log_samples", "--verbosity", "ERROR", "--output_path", str(out)]
         log = tmp_path / "run.log"
-        with open(log, "w") as stream:
-            process = subprocess.Popen([CLI, *args], stdout=stream, stderr=subprocess.STDOUT, cwd=tmp_path)
+        command = [sys.executable, str(Path(sys.executable).parent / LM_EVAL_STEREO), *args]
+        process = start_lm_eval(command, {**os.environ, ONLY_PLUGIN_TASKS_ENV: "1"}, tmp_path, log)
         try:
             assert stand_in.wait_for_request(timeout=300), log.read_text()[-3000:]
             disk.read_only()
@@ -133,7 +137,8 @@ def test_an_output_path_turned_read_only_while_the_run_works_is_one_line(disk: D
         finally:
             stand_in.release()
             if process.poll() is None:
-                process.kill()
+                os.kill(process.pid, signal.SIGKILL)
+                process.wait(60)
     text = log.read_text()
     folder = out / "stand-in-model"
     assert status == 2, text[-3000:]

@@ -53,13 +53,16 @@ def test_a_model_argument_on_no_list_is_accepted_and_a_misspelt_option_stops_in_
     assert last_line(stopped).startswith(f"lm-eval-stereo: task {TASK}: unknown --metadata key 'use_safetensors';")
 
 
-def test_simple_evaluate_reads_the_model_arguments_it_is_given(tiny_causal):
+def test_simple_evaluate_reads_the_model_arguments_it_is_given(tiny_causal, monkeypatch):
     """``simple_evaluate`` in a script: its ``model_args`` (text or a dict) are the model arguments, its
-    ``metadata`` the options."""
+    ``metadata`` the options. (On the plugin-only index, as every lm_eval run of the suite: a full one reads every
+    YAML of lm_eval's, about 7 CPU-seconds a call.)"""
     import lm_eval
 
     from lm_eval_stereo.core.errors import OptionError
+    from lm_eval_stereo.hooks.tasks import ONLY_PLUGIN_TASKS_ENV
 
+    monkeypatch.setenv(ONLY_PLUGIN_TASKS_ENV, "1")
     common = {"model": "hf", "tasks": [TASK], "limit": 1, "device": "cpu", "bootstrap_iters": 0}
     results = lm_eval.simple_evaluate(model_args=f"pretrained={tiny_causal},use_safetensors=True", **common)
     assert results["results"][TASK]["count,none"] == 1
