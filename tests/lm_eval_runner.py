@@ -71,7 +71,10 @@ def lm_eval_command(
 
     lm_eval indexes only the plugin's tasks and ``--include_path`` (``LM_EVAL_STEREO_ONLY_PLUGIN_TASKS=1``, about 10 s
     less start-up per run) unless ``env`` sets that variable: the discovery tests run the full index."""
-    program = list(launcher) or [str(Path(sys.executable).parent / executable)]
+    console_script = [str(Path(sys.executable).parent / executable)]
+    if executable == LM_EVAL_STEREO:  # a Python script the fork server runs as one
+        console_script = [sys.executable, *console_script]
+    program = list(launcher) or console_script
     engine = started_engine(args)
     if engine:
         starting(engine)

@@ -33,19 +33,20 @@ MARKS = [
     pytest.mark.skipif(not (VLLM_BIN / "vllm").exists(), reason=skip_reason("the vLLM venv")),
 ]
 #: per-request log-likelihood difference allowed between vLLM and ``hf`` (float32 on two engines that sum in different
-#: orders: 1.7e-4 was the largest difference of these 190 requests, in process and served alike)
+#: orders: 1.7e-4 was the largest difference of these 138 requests, in process and served alike)
 TOLERANCE = 1e-3
 #: a served request answered in another batch (the resumed run, num_concurrent 1) against the uninterrupted run (4)
 RESUME_TOLERANCE = 1e-4
-#: the log-likelihood families on their first documents: StereoSet with the German documents whose candidates start
+#: the log-likelihood families on a few documents each: StereoSet with the German documents whose candidates start
 #: inside a character, GEST, EuroGEST Greek, S_JSD, leakage, GerBBQ MC, MBBQ and KoBBQ MC, RuBia, lm_eval's own
-#: ``crows_pairs_english`` and ``esbbq_age``
+#: ``crows_pairs_english`` and ``esbbq_age``. S_JSD's French pair 74: 20 requests under SmolLM2's tokenizer, two of
+#: whose tokens do not round-trip (pair 0 took 68; a vLLM prompt log-likelihood costs about 0.4 s on this CPU)
 LL_DOCS = {
-    "stereoset_multi_en": [0, 1, 2],
+    "stereoset_multi_en": [0, 1],
     "stereoset_multi_de": [2, 8],
-    "gest_en": [0, 1, 2],
+    "gest_en": [0, 1],
     "eurogest_el": [0, 1, 2, 3],
-    "s_jsd_fr": [0],
+    "s_jsd_fr": [74],
     "stereotype_leakage_en": [0],
     "gerbbq_mc_amb": [0, 1],
     "mbbq_en": [0, 1],

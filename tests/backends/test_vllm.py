@@ -2,7 +2,7 @@
 SmolLM2-135M-Instruct in float32, every ``lm_eval`` run on the session's one engine (:mod:`vllm_tier`,
 :mod:`vllm_engine`):
 
-- one run of every log-likelihood family on its first documents (:data:`~vllm_tier.LL_DOCS`), and one run of the
+- one run of every log-likelihood family on a few documents (:data:`~vllm_tier.LL_DOCS`), and one run of the
   generative protocols with ``--apply_chat_template`` (:data:`~vllm_tier.GREEDY`, :data:`~vllm_tier.SAMPLED`); each
   beside the same ``hf`` run. Log-likelihood: every request within :data:`~vllm_tier.TOLERANCE` of ``hf``, the same
   greedy flags, item scores and metrics, the token-boundary flags of ``hf`` raised on the same items. Greedy

@@ -56,8 +56,8 @@ from lm_eval_stereo.core.answer_record import ANSWERS_TABLE
 from lm_eval_stereo.core.prefix_cache import RESENT
 
 pytestmark = MARKS
-#: the documents of the fault tests (and of the one-server run they are compared with): 21 requests
-FAULT_DOCS = {"gest_en": [0, 1, 2], "mbbq_en": [0, 1]}
+#: the documents of the fault tests (and of the one-server run they are compared with): 14 requests, those of LL_DOCS
+FAULT_DOCS = {task: LL_DOCS[task] for task in ("gest_en", "mbbq_en")}
 #: a few documents for the prefix runs that test one behaviour each
 FEW_DOCS = {"gest_en": [0, 1], "mbbq_en": [0]}
 #: the probe for prompt log-probabilities that each local-completions run sends first
@@ -318,7 +318,7 @@ def wait_for(condition, process, log: Path, timeout: float = 300) -> None:
 
 
 def test_server_killed_mid_run_then_resumed_sends_only_what_was_not_stored(smollm2, server, served_prefix, tmp_path):
-    tasks = {"gest_en": [0, 1, 2], "mbbq_en": [0, 1]}
+    tasks = FAULT_DOCS  # documents of the uninterrupted run's (LL_DOCS)
     uninterrupted, _ = served_prefix
     total = sum(len(per_request(uninterrupted, task)) for task in tasks)
     cache = tmp_path / "cache" / "requests"

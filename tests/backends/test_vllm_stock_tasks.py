@@ -4,8 +4,8 @@ plugin off against on.
 
 Of lm_eval's own bias tasks, whose results the plugin reads, ``crows_pairs_english`` stands for both here: what the
 plugin does with their requests does not depend on the task (the router sends every request of lm_eval's tasks to the
-backend as it is), and ``bbq`` runs beside it on ``hf`` (tests/hooks/test_stock_tasks.py); its 25,000 mirror rows took
-18 s of each vLLM run to load, build and aggregate, seven runs here.
+backend as it is), and ``bbq`` runs beside it on ``hf`` (tests/hooks/test_stock_tasks.py), where each run builds
+its requests from all of its offline rows.
 
 - ``vllm`` in process, on the session's engine (:mod:`vllm_engine`), three runs: stock lm_eval (the session's first on
   the engine, before its server installs the plugin's hooks: ``conftest.FIRST_ON_THE_ENGINE``), the same after the

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lm_eval_stereo.hooks.tasks import ONLY_PLUGIN_TASKS_ENV
 from lm_eval_stereo.inventory import inventory, markdown
 
 
-def test_counts_follow_the_requests(tiny_causal: Path):
+def test_counts_follow_the_requests(tiny_causal: Path, monkeypatch):
+    monkeypatch.setenv(ONLY_PLUGIN_TASKS_ENV, "1")  # the plugin-only index, as every lm_eval run of the suite
     counts = inventory(
         ["gest_en", "gerbbq_mc_amb", "gest_mt_pl", "s_jsd_en"],
         str(tiny_causal),
