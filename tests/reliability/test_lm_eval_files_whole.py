@@ -27,11 +27,10 @@ import os
 import re
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from lm_eval_runner import LM_EVAL_STEREO, LmEvalRun, run_command, run_lm_eval, start_lm_eval
+from lm_eval_runner import LM_EVAL_STEREO, LmEvalRun, lm_eval_command, run_command, run_lm_eval, start_lm_eval
 from small_disk import Disk
 from suite_tools import skip_reason
 
@@ -117,18 +116,16 @@ def test_an_output_path_turned_read_only_while_the_run_works_is_one_line(disk: D
     named all the same."""
     from openai_stand_in import serve_stand_in
 
-    from lm_eval_stereo.hooks.tasks import ONLY_PLUGIN_TASKS_ENV
-
     needs_mount(disk)
     out = disk.root / "out"
     with serve_stand_in() as stand_in:
         stand_in.hold()
         model_args = f"model=stand-in-model,base_url={stand_in.base}/v1/completions,tokenizer={tiny_causal}"
         args = ["--model", "local-completions", "--model_args", model_args, "--tasks", TASK, "--limit", "2"]
-        args += ["--log_samples", "--verbosity", "ERROR", "--output_path", str(out)]
+        args += ["--log_samples", "--verbosity", "ERROR"]
         log = tmp_path / "run.log"
-        command = [sys.executable, str(Path(sys.executable).parent / LM_EVAL_STEREO), *args]
-        process = start_lm_eval(command, {**os.environ, ONLY_PLUGIN_TASKS_ENV: "1"}, tmp_path, log)
+        command, env = lm_eval_command(args, out, executable=LM_EVAL_STEREO)
+        process = start_lm_eval(command, env, tmp_path, log)
         try:
             assert stand_in.wait_for_request(timeout=300), log.read_text()[-3000:]
             disk.read_only()
