@@ -6,6 +6,11 @@ unit is) with replacement, re-runs the benchmark's statistic on every resample a
 Resamples are drawn from ``numpy.random.default_rng(seed)`` as one ``(iters, n)`` matrix of indices, so a run is
 reproducible and independent of the order in which lm_eval delivered the items (callers sort items by key first).
 
+A :class:`BlockStatistic` (a statistic of numeric columns written with numpy along the last axis) is run once per
+block of resamples, on columns shaped ``(resamples, n)``, instead of once per resample: the same values, bit for bit
+(each resample's row is reduced along its own contiguous axis, as its columns alone would be), at a fraction of the
+Python calls.
+
 ``strata`` resamples within groups (each group with its own generator seeded with ``seed``), for statistics defined
 on one group at a time, e.g. the mean score of one GEST stereotype over that stereotype's samples.
 
@@ -25,6 +30,8 @@ import numpy as np
 DEFAULT_ITERS = 1000
 DEFAULT_SEED = 1234
 DEFAULT_LEVEL = 0.95
+#: cells (resamples x rows) of one column of a :class:`BlockStatistic`'s block: 8 MB of float64 per column
+BLOCK_CELLS = 1_000_000
 
 #: a sequence of items, or equal-length numpy columns (resampled row-wise, faster for numeric statistics)
 Data = Sequence[Any] | Mapping[str, np.ndarray]
@@ -44,6 +51,21 @@ class Interval:
 
 
 NAN_INTERVAL = Interval(float("nan"), float("nan"), float("nan"))
+
+
+@dataclass(frozen=True)
+class BlockStatistic:
+    """A statistic of numeric columns that also takes a block of resamples at once.
+
+    ``of_block(columns)`` gets every column shaped ``(..., n)``: ``(n,)`` for one data set, ``(k, n)`` for ``k``
+    resamples. It returns ``{name: values}`` shaped ``(...)``, each resample's value computed from its own row alone and
+    reduced along the last axis only, so that row ``r`` of a block gives exactly what resample ``r`` alone gives.
+    Called like any statistic (one data set), it returns ``{name: float}``."""
+
+    of_block: Callable[[Mapping[str, np.ndarray]], Mapping[str, np.ndarray]]
+
+    def __call__(self, columns: Mapping[str, np.ndarray]) -> dict[str, float]:
+        return {name: float(value) for name, value in self.of_block(columns).items()}
 
 
 def resample_indices(n: int, iters: int = DEFAULT_ITERS, seed: int = DEFAULT_SEED) -> np.ndarray:
@@ -143,11 +165,24 @@ def _intervals(
     n = data_length(datas[0])
     if n == 0:
         return {}
+    resamples = _resamples(n, strata, iters, seed)
     samples: dict[str, list[float]] = {}
-    for rows in _resamples(n, strata, iters, seed):
-        values = [statistic(take_rows(data, rows)) for data in datas]
-        for name, value in values[0].items():
-            if len(values) == 2:
-                value = value - values[1].get(name, float("nan"))
-            samples.setdefault(name, []).append(float(value))
+    if isinstance(statistic, BlockStatistic) and all(isinstance(data, Mapping) for data in datas):
+        step = max(1, BLOCK_CELLS // n)
+        for start in range(0, len(resamples), step):
+            rows = resamples[start : start + step]
+            block = _differences([statistic.of_block(take_rows(data, rows)) for data in datas])
+            for name, values in block.items():
+                samples.setdefault(name, []).extend(np.asarray(values, dtype=float).reshape(-1).tolist())
+    else:
+        for rows in resamples:
+            for name, value in _differences([statistic(take_rows(data, rows)) for data in datas]).items():
+                samples.setdefault(name, []).append(float(value))
     return {name: percentile_interval(values, level) for name, values in samples.items()}
+
+
+def _differences(values: list[Mapping[str, Any]]) -> Mapping[str, Any]:
+    """The statistic's values of one data set, or those of the first minus the second's (NaN where it has none)."""
+    if len(values) == 1:
+        return values[0]
+    return {name: value - values[1].get(name, float("nan")) for name, value in values[0].items()}

@@ -14,7 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lm_eval_stereo.core.bootstrap import DEFAULT_ITERS, DEFAULT_SEED, bootstrap, data_length
+import numpy as np
+
+from lm_eval_stereo.core.bootstrap import DEFAULT_ITERS, DEFAULT_SEED, BlockStatistic, Statistic, bootstrap, data_length
 from lm_eval_stereo.core.bootstrap import Interval as BootInterval
 from lm_eval_stereo.core.metrics import MetricSet
 
@@ -48,11 +50,9 @@ class Distances:
                 continue
             strata = resampling.strata(items) if resampling.strata is not None else None
 
-            def statistic(resample: Any, compute=resampling.statistic) -> dict[str, float]:
-                value = float(compute(resample)[name])
-                return {name: value, _DISTANCE: abs(value - ideal)}
-
-            found = bootstrap(data, statistic, strata=strata, iters=self.iters, seed=self.seed)
+            found = bootstrap(
+                data, _with_distance(resampling.statistic, name, ideal), strata=strata, iters=self.iters, seed=self.seed
+            )
             again, distance = found.get(name), found.get(_DISTANCE)
             if distance is None or not math.isfinite(distance.low) or not math.isfinite(distance.high):
                 return None, "no finite resampled distance"
@@ -63,6 +63,24 @@ class Distances:
                 )
             return distance, ""
         return None, "no item data to resample (no scored items, or a NaN item score)"
+
+
+def _with_distance(statistic: Statistic, name: str, ideal: float) -> Statistic:
+    """``statistic``'s value ``name`` and its distance ``|value - ideal|`` (of a block of resamples at once where
+    ``statistic`` takes blocks)."""
+    if isinstance(statistic, BlockStatistic):
+
+        def of_block(columns: Any, compute=statistic.of_block) -> dict[str, np.ndarray]:
+            value = np.asarray(compute(columns)[name], dtype=float)
+            return {name: value, _DISTANCE: np.abs(value - ideal)}
+
+        return BlockStatistic(of_block)
+
+    def one(resample: Any) -> dict[str, float]:
+        value = float(statistic(resample)[name])
+        return {name: value, _DISTANCE: abs(value - ideal)}
+
+    return one
 
 
 def _same(found: BootInterval, expected: tuple[float, float]) -> bool:

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from lm_eval_stereo.core.bootstrap import BlockStatistic
 from lm_eval_stereo.core.metrics import (
     RATIO,
     REAL,
@@ -106,8 +107,9 @@ def _stereotype_means(stereotypes: np.ndarray, scores: np.ndarray) -> np.ndarray
 
 
 def _group_mean(values: np.ndarray, group: tuple[int, ...]) -> np.ndarray:
-    """Mean over the stereotypes of ``group`` that have a value (columns of the last axis)."""
-    columns = values[..., [s - 1 for s in group]]
+    """Mean over the stereotypes of ``group`` that have a value (columns of the last axis; in C order, so that a block
+    of resamples is summed row by row as each resample alone is)."""
+    columns = np.ascontiguousarray(values[..., [s - 1 for s in group]])
     present = np.isfinite(columns)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(present, columns, 0.0).sum(axis=-1) / present.sum(axis=-1)
@@ -243,17 +245,21 @@ def _score_columns(items: Sequence[Mapping[str, Any]], templates: Sequence[str])
     return columns
 
 
-def _gs_statistic(templates: Sequence[str]):
-    def statistic(columns: Mapping[str, np.ndarray]) -> dict[str, float]:
+def _gs_statistic(templates: Sequence[str]) -> BlockStatistic:
+    """g_s averaged over the templates (and each template's, with more than one) of a resample, or of a block of
+    resamples: columns shaped ``(..., n)``, reduced along the last axis only."""
+
+    def of_block(columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         per_template = {
-            t: float(_gs_from_means(_stereotype_means(columns["stereotype"], columns[t]), math.e)[0]) for t in templates
+            t: _gs_from_means(_stereotype_means(columns["stereotype"], columns[t]), math.e)[0] for t in templates
         }
-        values = {"gs": float(np.mean(list(per_template.values())))}
+        # (..., templates), contiguous along the templates: each row's mean is that of its own values
+        values = {"gs": np.mean(np.stack(list(per_template.values()), axis=-1), axis=-1)}
         if len(templates) > 1:
             values |= {f"gs_{t}": value for t, value in per_template.items()}
         return values
 
-    return statistic
+    return BlockStatistic(of_block)
 
 
 def _stereotype_statistic(columns: Mapping[str, np.ndarray]) -> dict[str, float]:
