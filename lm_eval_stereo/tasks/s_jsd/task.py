@@ -22,6 +22,7 @@ Options (``--metadata``): ``perturb`` (drop the last character of both sentences
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -164,8 +165,18 @@ class SJSDCausalTask(SummaryTask):
     METRICS = metric_set("s_jsd", causal=True)
     COMPARES_LOGLIKELIHOODS = True
 
+    @functools.cached_property
+    def _plans(self) -> dict[tuple[str, str], CausalPlan]:
+        """The plans made so far, by pair (their strings are those of the requests, which the run holds anyway)."""
+        return {}
+
     def plan(self, doc: dict[str, Any]) -> CausalPlan:
-        return causal_plan(load_tokenizer(self.config.metadata or {}), doc["sent_more"], doc["sent_less"])
+        """The pair's plan, made once per task: asked for when the requests are built and again when the answers are
+        scored."""
+        pair = (doc["sent_more"], doc["sent_less"])
+        if pair not in self._plans:
+            self._plans[pair] = causal_plan(load_tokenizer(self.config.metadata or {}), *pair)
+        return self._plans[pair]
 
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
         kwargs = instance_kwargs(kwargs)

@@ -373,3 +373,26 @@ def test_languages_options_and_bad_input(tmp_path):
     bad.write_text("ID,A_en,B_en,A_x,B_x,stereo_antistereo\nseven,a,b,Ein Satz.,Noch einer.,stereo\n")
     with pytest.raises(MalformedDataError, match="row 2, field 'ID'"):
         data.read_pairs(bad, "xx")
+
+
+def test_a_pair_is_planned_once_per_task(tiny_causal, monkeypatch):
+    """The causal task tokenizes every prefix of both sentences of a pair to plan its requests; it asks for the plan
+    when it builds the requests and again when it scores the answers, and makes it once."""
+    from lm_eval.tasks import TaskManager
+
+    from lm_eval_stereo.tasks.s_jsd import task as s_jsd_task
+
+    made = []
+
+    def counted(tokenizer, more, less):
+        made.append((more, less))
+        return causal_plan(tokenizer, more, less)
+
+    monkeypatch.setattr(s_jsd_task, "causal_plan", counted)
+    metadata = {"pretrained": str(tiny_causal)}
+    task = TaskManager(include_defaults=False, metadata=metadata).load(["s_jsd_en"])["tasks"]["s_jsd_en"]
+    doc = task.test_docs()[CAUSAL_DOCS[1]]
+    requests = task.construct_requests(doc, "")
+    scored = task.item(doc, [(-1.0, False)] * len(requests))
+    assert made == [(doc["sent_more"], doc["sent_less"])]
+    assert scored["status"] == "scored" and scored["shared_tokens"] == len(requests) // 2 > 0
