@@ -243,9 +243,11 @@ MAX_SERVERS = 2
 FORK_ENV = "LM_EVAL_TESTS_FORK"
 
 
-#: variables that differ from one test to the next and that no import reads: pytest's current test name, and the
-#: plugin-only index's switch (read when lm_eval builds its TaskManager, in the child)
-UNREAD_AT_IMPORT = frozenset({"PYTEST_CURRENT_TEST", ONLY_PLUGIN_TASKS_ENV})
+#: variables that differ from one test to the next and that no import reads: pytest's current test name, the
+#: plugin-only index's switch (read when lm_eval builds its TaskManager, in the child), and inductor's cache folder
+#: (which torch writes into this process's environment, as its default, the first time anything asks for it, and reads
+#: only when it compiles: without it here, every worker started a second server for the runs after that)
+UNREAD_AT_IMPORT = frozenset({"PYTEST_CURRENT_TEST", ONLY_PLUGIN_TASKS_ENV, "TORCHINDUCTOR_CACHE_DIR"})
 
 
 def read_at_import(name: str) -> bool:

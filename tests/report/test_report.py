@@ -68,10 +68,28 @@ def model_runs(tiny_causal: Path, tmp_path_factory: pytest.TempPathFactory) -> M
     return ModelRuns(root, runs, [model_name(str(model)) for model in models])
 
 
+@dataclass
+class ReportOutputs:
+    """What one ``lm-eval-stereo report --details --html DIR --json FILE`` of the three real runs wrote (``--details``
+    changes the printed markdown only)."""
+
+    markdown: str
+    html_dir: Path
+    json_file: Path
+
+
 @pytest.fixture(scope="session")
-def markdown(model_runs: ModelRuns) -> str:
-    """``lm-eval-stereo report`` of the three real runs."""
-    return report_cli(model_runs.root, "--details").stdout
+def report_outputs(model_runs: ModelRuns, tmp_path_factory: pytest.TempPathFactory) -> ReportOutputs:
+    folder = tmp_path_factory.mktemp("report_outputs")
+    html_dir, json_file = folder / "html", folder / "report.json"
+    printed = report_cli(model_runs.root, "--details", "--html", html_dir, "--json", json_file).stdout
+    return ReportOutputs(printed, html_dir, json_file)
+
+
+@pytest.fixture(scope="session")
+def markdown(report_outputs: ReportOutputs) -> str:
+    """``lm-eval-stereo report --details`` of the three real runs."""
+    return report_outputs.markdown
 
 
 def report_cli(*args: str | Path, check: bool = True) -> subprocess.CompletedProcess:
@@ -204,9 +222,8 @@ def test_group_rows_total_the_counts_of_their_members(model_runs, markdown):
     assert gerbbq["undetermined ↓"] == fmt(pooled)
 
 
-def test_html_page_and_figures(model_runs, tmp_path):
-    html_dir, json_file = tmp_path / "html", tmp_path / "report.json"
-    report_cli(model_runs.root, "--html", html_dir, "--json", json_file)
+def test_html_page_and_figures(model_runs, report_outputs):
+    html_dir, json_file = report_outputs.html_dir, report_outputs.json_file
     page = PageParser.parse((html_dir / "index.html").read_text())
     sizes = {src: (width, height) for src, width, height in page.images}
     expected = {
@@ -554,11 +571,9 @@ def pro(item: dict) -> int:
 
 
 @pytest.fixture(scope="session")
-def report_data(model_runs: ModelRuns, tmp_path_factory: pytest.TempPathFactory) -> dict:
+def report_data(report_outputs: ReportOutputs) -> dict:
     """``lm-eval-stereo report --json`` of the three real runs."""
-    json_file = tmp_path_factory.mktemp("report_json") / "report.json"
-    report_cli(model_runs.root, "--json", json_file)
-    return json.loads(json_file.read_text())
+    return json.loads(report_outputs.json_file.read_text())
 
 
 def test_models_are_compared_on_the_same_items(model_runs, report_data):
@@ -830,11 +845,9 @@ class LayoutParser(HTMLParser):
 
 
 @pytest.fixture(scope="session")
-def report_page(model_runs: ModelRuns, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def report_page(report_outputs: ReportOutputs) -> Path:
     """``lm-eval-stereo report --html`` of the three real runs."""
-    html_dir = tmp_path_factory.mktemp("report_page")
-    report_cli(model_runs.root, "--html", html_dir)
-    return html_dir / "index.html"
+    return report_outputs.html_dir / "index.html"
 
 
 def test_page_layout_summary_first_narrow_tables_collapsed_warnings(report_page):
