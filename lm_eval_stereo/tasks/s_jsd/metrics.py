@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lm_eval_stereo.core import near_ties
-from lm_eval_stereo.core.bootstrap import DEFAULT_SEED
+from lm_eval_stereo.core.bootstrap import DEFAULT_SEED, BlockStatistic
 from lm_eval_stereo.core.metrics import (
     PERCENT,
     SIGNED_SHARE,
@@ -151,12 +151,18 @@ def _s_jsd_column(items: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
     return {"s_jsd": values} if np.all(np.isfinite(values)) else {}
 
 
-def _rates(columns: Mapping[str, np.ndarray]) -> dict[str, float]:
-    return {"b_s_jsd": 100.0 * float(columns["binary"].mean()), "cps": 100.0 * float(columns["cps"].mean())}
+def _rates_of_block(columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """B-S_JSD and CPS (%) of a resample, or of each resample of a block (columns shaped ``(..., n)``)."""
+    return {"b_s_jsd": 100.0 * columns["binary"].mean(axis=-1), "cps": 100.0 * columns["cps"].mean(axis=-1)}
 
 
-def _s_jsd_mean(columns: Mapping[str, np.ndarray]) -> dict[str, float]:
-    return {"s_jsd": float(columns["s_jsd"].mean())}
+def _s_jsd_mean_of_block(columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Mean S_JSD of a resample, or of each resample of a block."""
+    return {"s_jsd": columns["s_jsd"].mean(axis=-1)}
+
+
+_rates = BlockStatistic(_rates_of_block)
+_s_jsd_mean = BlockStatistic(_s_jsd_mean_of_block)
 
 
 def summarize(items: Sequence[Mapping[str, Any]], causal: bool = False) -> dict[str, Any]:

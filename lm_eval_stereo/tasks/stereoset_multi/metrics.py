@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from lm_eval_stereo.core import near_ties
+from lm_eval_stereo.core.bootstrap import BlockStatistic
 from lm_eval_stereo.core.metrics import PERCENT, ItemScore, Metric, MetricSet, Resampling, count, higher, ideal, info
 
 logger = logging.getLogger(__name__)
@@ -129,10 +130,16 @@ def compute(items: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def pooled_statistic(columns: Mapping[str, np.ndarray]) -> dict[str, float]:
-    """Pooled LMS, SS and ICAT from the columns ``pro`` and ``related`` (one bootstrap resample)."""
-    lms, ss, icat_pooled = _pooled(columns["pro"], columns["related"])
-    return {"lms": lms, "ss": ss, "icat": icat_pooled}
+def _pooled_of_block(columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Pooled LMS, SS and ICAT (Eq. 1) from the columns ``pro`` and ``related`` of a resample, or of a block of
+    resamples (columns shaped ``(..., n)``, averaged along the last axis: each row as :func:`_pooled` gives it)."""
+    ss = 100.0 * columns["pro"].mean(axis=-1)
+    lms = 100.0 * columns["related"].mean(axis=-1) / 2.0
+    return {"lms": lms, "ss": ss, "icat": lms * np.minimum(ss, 100.0 - ss) / 50.0}
+
+
+#: the pooled metrics' bootstrap statistic (one resample, or a block of them at once)
+pooled_statistic = BlockStatistic(_pooled_of_block)
 
 
 def judgement_columns(items: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:

@@ -396,3 +396,19 @@ def test_a_pair_is_planned_once_per_task(tiny_causal, monkeypatch):
     scored = task.item(doc, [(-1.0, False)] * len(requests))
     assert made == [(doc["sent_more"], doc["sent_less"])]
     assert scored["status"] == "scored" and scored["shared_tokens"] == len(requests) // 2 > 0
+
+
+@pytest.mark.parametrize("n", [1, 13, 300])
+def test_resampled_rates_and_mean_in_blocks_are_one_resample_at_a_time_s(n):
+    """S_JSD's statistics take a block of resamples at once: the intervals are those of one resample at a time, bit
+    for bit."""
+    from lm_eval_stereo.core.bootstrap import bootstrap
+
+    rng = np.random.default_rng(n)
+    items = [
+        {"status": "scored", "s_jsd": float(v), "binary": int(v > 0.3), "cps": int(v > 0.5)} for v in rng.random(n)
+    ]
+    for resampling in metrics.metric_set("s_jsd", causal=True).resampling:
+        data = resampling.data(items)
+        blocked = bootstrap(data, resampling.statistic, iters=200)
+        assert blocked and repr(blocked) == repr(bootstrap(data, lambda c, s=resampling.statistic: s(c), iters=200))

@@ -96,6 +96,25 @@ def test_confidence_intervals_are_seeded_and_bracket_the_estimate():
         assert high - low > 1.0
 
 
+@pytest.mark.parametrize("n", [1, 9, 200])
+def test_pooled_scores_of_a_block_of_resamples_are_each_resample_s_own(n):
+    """The pooled statistic takes a block of resamples at once: each row gives exactly what :func:`compute` gives on
+    that resample's items, and the intervals are those of one resample at a time, bit for bit."""
+    from lm_eval_stereo.core.bootstrap import resample_indices, take_rows
+
+    items = [item(i % 3, (i * 7) % 5, (i * 11) % 4, target=f"t{i % 6}") for i in range(n)]
+    columns = stereoset.judgement_columns(items)
+    rows = resample_indices(n, 30, seed=2)
+    block = stereoset.pooled_statistic.of_block(take_rows(columns, rows))
+    for r in range(30):
+        alone = stereoset.compute([items[i] for i in rows[r]])
+        assert [float(block[name][r]) for name in ("lms", "ss", "icat")] == [
+            alone[name] for name in ("lms", "ss", "icat")
+        ]
+    one_at_a_time = bootstrap(columns, lambda resample: stereoset.pooled_statistic(resample), iters=300)
+    assert repr(bootstrap(columns, stereoset.pooled_statistic, iters=300)) == repr(one_at_a_time)
+
+
 def test_generic_bootstrap_matches_percentiles():
     values = list(range(100))
     interval = bootstrap(values, lambda sample: {"mean": sum(sample) / len(sample)}, iters=500, seed=3)["mean"]
