@@ -26,6 +26,9 @@ FIRST_ON_THE_ENGINE = "test_vllm_stock_tasks.py"
 #: the longest units of work, scheduled first in this order (see :func:`pytest_collection_modifyitems`): the SmolLM2
 #: tier (the parity tests are collected in it) and the vLLM tier (one unit: :data:`FIRST_ON_THE_ENGINE` first)
 LONGEST_FILES = ("test_real_models_tier.py", FIRST_ON_THE_ENGINE, "test_vllm.py")
+#: the files whose runs have the plugin off (``LM_EVAL_STEREO_AUTOLOAD=0``) beside runs with it on: one unit of work
+#: (one worker), so that one fork server of each kind serves them all (a server's start: about 5 CPU-seconds)
+PLUGIN_OFF_FILES = ("test_plugin_discovery.py", "test_stock_tasks.py", "test_data_parallel.py")
 
 
 def folders_of_tests(tests: Path) -> list[Path]:
@@ -82,7 +85,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """With ``--dist loadfile``: every ``test_vllm*.py`` file (``tests/backends/``) in one unit of work (one
-    worker), the other files one unit each, as xdist makes them."""
+    worker), the :data:`PLUGIN_OFF_FILES` in another, the other files one unit each, as xdist makes them."""
     if config.getoption("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
@@ -90,7 +93,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     class VllmTierTogether(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             scope = super()._split_scope(nodeid)
-            return "tests/backends/test_vllm.py" if Path(scope).name.startswith(VLLM_TIER) else scope
+            if Path(scope).name.startswith(VLLM_TIER):
+                return "tests/backends/test_vllm.py"
+            return "plugin off and on" if Path(scope).name in PLUGIN_OFF_FILES else scope
 
     return VllmTierTogether(config, log)
 

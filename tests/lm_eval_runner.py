@@ -2,8 +2,8 @@
 
 The process is a child forked from a :mod:`lm_eval_forkserver` that has imported torch, transformers and lm_eval once
 for the run's environment (:func:`run_lm_eval`, :func:`start_lm_eval`; the plugin's own command the same way:
-:func:`run_command`); ``LM_EVAL_TESTS_FORK=0`` runs a fresh subprocess instead, as every command other than
-``lm_eval``, ``lm-eval-stereo`` or a Python script (``accelerate launch``, another venv's ``lm_eval``) always is."""
+:func:`run_command`; ``accelerate`` too, whose ranks are fresh processes all the same); ``LM_EVAL_TESTS_FORK=0`` runs a
+fresh subprocess instead. Any other command (another venv's ``lm_eval``, say) always runs as a fresh subprocess."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def lm_eval_command(
     lm_eval indexes only the plugin's tasks and ``--include_path`` (``LM_EVAL_STEREO_ONLY_PLUGIN_TASKS=1``, about 10 s
     less start-up per run) unless ``env`` sets that variable: the discovery tests run the full index."""
     console_script = [str(Path(sys.executable).parent / executable)]
-    if executable == LM_EVAL_STEREO:  # a Python script the fork server runs as one
+    if executable in FORKED_SCRIPTS:  # a Python script the fork server runs as one
         console_script = [sys.executable, *console_script]
     program = list(launcher) or console_script
     engine = started_engine(args)
@@ -285,7 +285,7 @@ def server_for(command: list[str], env: dict[str, str], launcher: Sequence[str] 
     interpreter) with ``env`` (started by ``launcher``); None for any other command, with ``LM_EVAL_TESTS_FORK=0``, or
     when the server's imports failed."""
     lm_eval = command[0] == str(Path(sys.executable).parent / "lm_eval")
-    script = len(command) >= 2 and command[0] == sys.executable and command[1].endswith((".py", LM_EVAL_STEREO))
+    script = len(command) >= 2 and command[0] == sys.executable and command[1].endswith((".py", *FORKED_SCRIPTS))
     if not (lm_eval or script) or os.environ.get(FORK_ENV, "1") == "0":
         return None
     return fork_server(env, launcher)
@@ -303,6 +303,10 @@ def start_lm_eval(command: list[str], env: dict[str, str], cwd: Path, log: Path)
 
 #: the plugin's own console script (``bin/lm-eval-stereo``: a Python script the fork server runs as one)
 LM_EVAL_STEREO = "lm-eval-stereo"
+#: console scripts of this environment run as Python scripts by the fork server: the plugin's own command, and
+#: ``accelerate`` (its ``launch`` starts each rank as a fresh ``python -m lm_eval``, as it does when started fresh; the
+#: launcher itself no longer imports torch again: 2 CPU-seconds a launch)
+FORKED_SCRIPTS = (LM_EVAL_STEREO, "accelerate")
 #: a launcher for a user without the right to bypass file permissions: where the tests run as root, without the
 #: capabilities CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (``setpriv``, util-linux), so that a mode-000 file is
 #: unreadable
