@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from lm_eval_stereo.core.bootstrap import BlockStatistic
 from lm_eval_stereo.core.metrics import CompanionFigure, ItemScore, Metric, MetricSet, Resampling, count, lower
 from lm_eval_stereo.tasks import bbq_family
 from lm_eval_stereo.tasks.mbbq.data import CATEGORIES
@@ -101,11 +102,14 @@ def _select(columns: Mapping[str, np.ndarray], category: int) -> dict[str, np.nd
     return {name: column[mask] for name, column in columns.items()}
 
 
-def _statistic(names: Sequence[str]):
-    def statistic(columns: Mapping[str, np.ndarray]) -> dict[str, float]:
-        return {name: float(_FUNCTIONS[name](columns)) for name in (*names, OVERALL)}
+def _statistic(names: Sequence[str]) -> BlockStatistic:
+    """The scores ``names`` and the overall accuracy of a resample, or of each resample of a block (columns shaped
+    ``(..., n)``: the scores sum whole counts along the last axis, exactly)."""
 
-    return statistic
+    def of_block(columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {name: _FUNCTIONS[name](columns) for name in (*names, OVERALL)}
+
+    return BlockStatistic(of_block)
 
 
 def _category_name(score: str, category: str) -> str:
