@@ -262,12 +262,23 @@ def _gs_statistic(templates: Sequence[str]) -> BlockStatistic:
     return BlockStatistic(of_block)
 
 
-def _stereotype_statistic(columns: Mapping[str, np.ndarray]) -> dict[str, float]:
-    """q_i of every stereotype present in a (stratified) resample of template-averaged scores."""
-    return {
-        f"q_{stereotype_label(s)}": float(columns["mean"][columns["stereotype"] == s].mean())
-        for s in sorted(set(columns["stereotype"].tolist()))
+def _stereotype_of_block(columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """q_i of every stereotype present in a resample of template-averaged scores, or in each resample of a block
+    (columns shaped ``(..., n)``). The resamples are drawn within each stereotype (the resampling's strata), so every
+    row of a block has the same stereotype in each column: one stereotype's scores are the same columns of every row."""
+    stereotypes, means = columns["stereotype"], columns["mean"]
+    rows = stereotypes.reshape(-1, stereotypes.shape[-1])
+    if len(rows) and not (rows == rows[0]).all():
+        raise ValueError("GEST's q_i resamples are drawn within each stereotype: their stereotype columns must agree")
+    first = rows[0] if len(rows) else stereotypes.reshape(-1)
+    return {  # the columns of a stereotype in C order: each row summed as that resample alone is
+        f"q_{stereotype_label(s)}": np.ascontiguousarray(means[..., first == s]).mean(axis=-1)
+        for s in sorted(set(first.tolist()))
     }
+
+
+#: q_i of a (stratified) resample, or of a block of them at once
+_stereotype_statistic = BlockStatistic(_stereotype_of_block)
 
 
 def _view_names(suffix: str) -> list[Metric]:

@@ -156,12 +156,14 @@ def test_vectorised_stereotype_means_equal_plain_means():
 
 @pytest.mark.parametrize("templates", [1, 2, 9])
 @pytest.mark.parametrize("n", [5, 40, 3565])
-def test_gs_resampled_in_blocks_is_each_resample_s_own_bit_for_bit(templates, n):
-    """The g_s statistic takes a block of resamples at once (:class:`BlockStatistic`): each row of a block gives
-    exactly the values of that resample alone (a stereotype group's columns are summed in C order: in the order
-    numpy picks for a column slice, r_m over 9 stereotypes differed in its last bit). With 5 samples most stereotypes
-    are missing (NaN means, left out of r_f and r_m)."""
-    from lm_eval_stereo.core.bootstrap import BlockStatistic, bootstrap, resample_indices, take_rows
+def test_gest_resampled_in_blocks_is_each_resample_s_own_bit_for_bit(templates, n):
+    """Both GEST statistics (g_s, and q_i within each stereotype) take a block of resamples at once
+    (:class:`BlockStatistic`): each row of a block gives exactly the values of that resample alone (a stereotype's
+    columns are taken in C order: in the order numpy picks for a column slice, r_m over 9 stereotypes differed in its
+    last bit), and so do the intervals. With 5 samples most stereotypes are missing (NaN means, left out of r_f and
+    r_m)."""
+    from lm_eval_stereo.core import bootstrap as resampler
+    from lm_eval_stereo.core.bootstrap import BlockStatistic, bootstrap, take_rows
 
     rng = np.random.default_rng(n + templates)
     names = [f"t{i}" for i in range(templates)]
@@ -169,16 +171,25 @@ def test_gs_resampled_in_blocks_is_each_resample_s_own_bit_for_bit(templates, n)
         {"stereotype": int(s), "scores": {t: float(v) for t, v in zip(names, rng.normal(-3, 2, templates))}}
         for s in rng.integers(1, 17, size=n)
     ]
-    metric_set = gest.score_metric_set("block", names)
-    (resampling,) = [r for r in metric_set.resampling if isinstance(r.statistic, BlockStatistic)]
-    data = resampling.data(items)
-    rows = resample_indices(n, 40, seed=3)
-    block = resampling.statistic.of_block(take_rows(data, rows))
-    for r in range(40):
-        alone = resampling.statistic(take_rows(data, rows[r]))
-        assert alone.keys() == block.keys()
-        for name, value in alone.items():
-            assert float(block[name][r]) == value or (math.isnan(value) and math.isnan(block[name][r])), (name, r)
-    one_at_a_time = bootstrap(data, lambda columns: resampling.statistic(columns), iters=200)
-    # the intervals too (repr: exact for floats, and NaN where NaN; all resamples undefined with 5 samples)
-    assert repr(bootstrap(data, resampling.statistic, iters=200)) == repr(one_at_a_time)
+    resamplings = gest.score_metric_set("block", names).resampling
+    assert len(resamplings) == 2 and all(isinstance(r.statistic, BlockStatistic) for r in resamplings)
+    for resampling in resamplings:
+        data = resampling.data(items)
+        strata = resampling.strata(items) if resampling.strata is not None else None
+        rows = resampler._resamples(n, strata, 40, 3)
+        block = resampling.statistic.of_block(take_rows(data, rows))
+        for r in range(40):
+            alone = resampling.statistic(take_rows(data, rows[r]))
+            assert alone.keys() == block.keys()
+            for name, value in alone.items():
+                assert float(block[name][r]) == value or (math.isnan(value) and math.isnan(block[name][r])), name
+        # the intervals too (repr: exact for floats, and NaN where NaN; all g_s resamples undefined with 5 samples)
+        one_at_a_time = bootstrap(data, lambda columns, s=resampling.statistic: s(columns), strata=strata, iters=200)
+        assert repr(bootstrap(data, resampling.statistic, strata=strata, iters=200)) == repr(one_at_a_time)
+
+
+def test_q_i_refuses_a_block_whose_resamples_are_not_drawn_within_each_stereotype():
+    columns = {"stereotype": np.array([[1, 2], [2, 1]]), "mean": np.array([[0.5, 0.1], [0.1, 0.5]])}
+    (_, within) = gest.score_metric_set("block", ["t0"]).resampling
+    with pytest.raises(ValueError, match="within each stereotype"):
+        within.statistic.of_block(columns)
