@@ -2,16 +2,17 @@
 ``LM_EVAL_TESTS_CPU_BUDGET=1``; the run then fails when a file took more than its share by half (:data:`OVER`), in a
 list after the CPU table (:mod:`cpu_report` gathers the figures, :func:`over_budget` judges them).
 
-The budgets are what the tiers took, not what they should take, with a quarter more than the earlier runs they were
-set from (quick 521, engine 1,197). In the last whole ``make test`` (2 xdist workers) on the 2-core machine alone the
-quick tier's files took 417 CPU-seconds and the engine tier's 1,241, in 14 minutes 44 seconds (the target: 15). The
-last five ``make test-quick`` runs took 4 minutes 19 seconds to 4 minutes 58 (464 to 540 CPU-seconds of the quick tier's
-files; two runs of one commit differ here by up to 16 seconds); the target, 4 minutes, would need about 440: 2 × 240,
-less the workers' start-up and collection (not met, docs/TESTED.md). The budget guards against growth: a file's share (:data:`SHARES`, per tier: a file with an engine test counts in the engine tier in ``make test``, with its quick
-tests only in the quick tier in ``make test-quick``) is the largest of its CPU-seconds in those runs and the earlier
-ones the shares were set from (a file's figure includes a fork server's start, about 5 CPU-seconds, when it is the first
-of its worker to need one); the files under 4 CPU-seconds share what is left of their tier's budget equally, but never
-less than :data:`MINIMUM_SHARE` (a start of ``lm_eval`` alone takes about 3). The order the files run in
+The budgets are what the tiers took, not what they should take, with a quarter more than the earlier runs they were set
+from (quick 521, engine 1,197). In the last whole ``make test`` (2 xdist workers) on the 2-core machine alone the quick
+tier's files took 417 CPU-seconds and the engine tier's 1,241, in 14 minutes 44 seconds (the target: 15). The last six
+``make test-quick`` runs took 4 minutes 19 seconds to 4 minutes 58 (464 to 540 CPU-seconds of the quick tier's files;
+two runs of one commit differ here by up to 16 seconds); the target, 4 minutes, would need about 440: 2 × 240, less the
+workers' start-up and collection (not met, docs/TESTED.md). The budget guards against growth: a file's share
+(:data:`SHARES`, per tier: a file with an engine test counts in the engine tier in ``make test``, with its quick tests
+only in the quick tier in ``make test-quick``) is the largest of its CPU-seconds in those runs and the earlier ones the
+shares were set from (a file's figure includes a fork server's start, about 5 CPU-seconds, when it is the first of its
+worker to need one); the files under 4 CPU-seconds share what is left of their tier's budget equally, but never less
+than :data:`MINIMUM_SHARE` (a start of ``lm_eval`` alone takes about 3). The order the files run in
 (``conftest.scheduling_key``) reads the same figures. A file that grows past its share by half is a sign to move work
 into a shared fixture, or to give it a share here, out of another file's.
 """
