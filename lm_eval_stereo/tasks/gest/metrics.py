@@ -267,10 +267,12 @@ def _stereotype_of_block(columns: Mapping[str, np.ndarray]) -> dict[str, np.ndar
     (columns shaped ``(..., n)``). The resamples are drawn within each stereotype (the resampling's strata), so every
     row of a block has the same stereotype in each column: one stereotype's scores are the same columns of every row."""
     stereotypes, means = columns["stereotype"], columns["mean"]
+    if stereotypes.size == 0:  # no scored sample: no stereotype
+        return {}
     rows = stereotypes.reshape(-1, stereotypes.shape[-1])
-    if len(rows) and not (rows == rows[0]).all():
+    first = rows[0]
+    if not (rows == first).all():
         raise ValueError("GEST's q_i resamples are drawn within each stereotype: their stereotype columns must agree")
-    first = rows[0] if len(rows) else stereotypes.reshape(-1)
     return {  # the columns of a stereotype in C order: each row summed as that resample alone is
         f"q_{stereotype_label(s)}": np.ascontiguousarray(means[..., first == s]).mean(axis=-1)
         for s in sorted(set(first.tolist()))

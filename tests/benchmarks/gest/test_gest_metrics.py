@@ -193,3 +193,4 @@ def test_q_i_refuses_a_block_whose_resamples_are_not_drawn_within_each_stereotyp
     (_, within) = gest.score_metric_set("block", ["t0"]).resampling
     with pytest.raises(ValueError, match="within each stereotype"):
         within.statistic.of_block(columns)
+    assert within.statistic({"stereotype": np.zeros(0, dtype=int), "mean": np.zeros(0)}) == {}  # nothing scored
