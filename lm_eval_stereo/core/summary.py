@@ -45,6 +45,9 @@ class SharedSummary:
         self.metrics = metric_set.names + (tie_names(metric_set.headlines) if near_ties else ())
         self.key_field = key_field
         self._summaries: OrderedDict[tuple[str, ...], Mapping[str, Any]] = OrderedDict()
+        with_interval = {metric.name for metric in metric_set.metrics if metric.ci}
+        #: every metric's aggregation function, built once: lm_eval asks the task for all of them once per metric
+        self.aggregations = {name: self._aggregation(name, name in with_interval) for name in self.metrics}
 
     def compute(self, items: list[dict[str, Any]]) -> dict[str, Any]:
         """Every metric of the items (:meth:`MetricSet.compute`), with the near-tie fields where they are counted."""
@@ -81,15 +84,15 @@ class SharedSummary:
             )
         return self._summaries[key]
 
-    def aggregation(self, name: str) -> Callable[[list[Any]], Any]:
-        """The aggregation function of metric ``name``."""
+    def _aggregation(self, name: str, with_interval: bool) -> Callable[[list[Any]], Any]:
+        """The aggregation function of metric ``name``; ``with_interval``: with its bootstrap standard error."""
 
         def aggregate(values: list[Any]) -> Any:
             return self.summary(values)[name]
 
         aggregate.__name__ = aggregate.__qualname__ = f"agg_{name}"
         aggregate.__doc__ = f"Aggregation of ``{name}`` ({self.metric_set.label})."
-        if name in {m.name for m in self.metric_set.metrics if m.ci}:
+        if with_interval:
 
             def bootstrap_stderr(values: list[Any]) -> float:
                 return self.summary(values)[f"{name}_stderr_boot"]
@@ -261,7 +264,7 @@ class SummaryTask(ConfigurableTask):
     def aggregation(self) -> dict[str, Callable[[list[Any]], Any]]:
         """Every metric's aggregation, and ``truncated``: the count of documents with a request that did not fit the
         model's window."""
-        return {**{name: self._shared.aggregation(name) for name in self._shared.metrics}, truncation.TRUNCATED: sum}
+        return {**self._shared.aggregations, truncation.TRUNCATED: sum}
 
     def higher_is_better(self) -> dict[str, bool | None]:
         """The metric set's flags; the near-tie fields carry the direction of their headline (the count none)."""
