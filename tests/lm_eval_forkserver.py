@@ -42,10 +42,21 @@ PRELOAD = (
 def warm_caches() -> None:
     """Fill the module-level caches every run fills on first use, with what a fresh process would put there: the
     table of checkpoint conversions of ``transformers`` (built at the first ``from_pretrained``, about a thousand
-    regular expressions: 0.1 of the 0.7 CPU-seconds of a small forked run)."""
+    regular expressions: 0.1 of the 0.7 CPU-seconds of a small forked run); and torch's environment report, which
+    lm_eval writes into every results file (``pretty_env_info``): it runs ``pip list`` and a dozen other commands
+    (0.3 CPU-seconds a run) to describe the machine and the interpreter, which are the same for every run the server
+    forks. Each run gets the report the server made, and what making it leaves in the environment."""
+    import torch.utils.collect_env as collect_env
     from transformers.conversion_mapping import get_checkpoint_conversion_mapping
 
     get_checkpoint_conversion_mapping("gpt2")
+    report = collect_env.get_pretty_env_info()
+
+    def same_report() -> str:
+        os.environ["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"  # as the report's ``pip list`` leaves it
+        return report
+
+    collect_env.get_pretty_env_info = same_report
 
 
 def run_child(request: dict, bin_dir: str, preamble: bytes) -> None:
