@@ -5,7 +5,8 @@ command line, evaluator and ``hf`` model) once, then forks one child per run, wh
 Started by :mod:`lm_eval_runner` with the environment of the runs it serves (a run with another environment gets its
 own server, or a plain subprocess): the child is the process a fresh ``lm_eval`` would be, less the imports, which
 took 9 to 10 of the 11 CPU-seconds of a test's small run (a 2-document run of the tiny model on one core: 11.2 s as a
-fresh process, 1.5 s forked), and less the filling of caches that every run fills alike (:func:`warm_caches`).
+fresh process, 1.5 s forked), less the filling of caches that every run fills alike (:func:`warm_caches`),
+and, where the plugin is off, less the parse of lm_eval's own task files (:func:`parse_lm_eval_tasks_once`).
 
 Protocol: first one line on stdout, ``{"ready": true, "cpu": ...}`` once the imports are done (``false`` and the error
 if one failed: the server then ends); then one JSON object per line on stdin (``argv``, ``cwd``, ``env``, ``stdout``,
@@ -20,6 +21,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+
+from lm_eval_stereo import _autoload  # imported at every interpreter start-up (the plugin's .pth)
 
 #: imported before the first fork: the third-party modules every ``lm_eval --model hf`` run of the tests imports anyway
 #: (scipy.stats: by the plugin's tasks). The plugin's own modules are left to each run, so that a run imports them in
@@ -57,6 +60,34 @@ def warm_caches() -> None:
         return report
 
     collect_env.get_pretty_env_info = same_report
+
+
+def parse_lm_eval_tasks_once() -> None:
+    """In a server whose runs have the plugin off: parse every YAML file of lm_eval's own task folder before forking,
+    as lm_eval's task index reads them (``TaskIndex.build``, unresolved functions, includes merged: 6 of the 7
+    CPU-seconds of a small plugin-off run, which indexes all of lm_eval's tasks). A run takes each file's parse the
+    first time its index reads the file (a dict no one else holds: the server keeps no use of it, and the child's
+    pages are its own) and parses again after that; a file whose parse failed is parsed, and fails, again. The index's
+    other readings, of the run's ``--include_path`` and of anything with functions resolved, are lm_eval's own."""
+    from pathlib import Path
+
+    import lm_eval.tasks
+    from lm_eval.tasks import _index
+
+    read = _index.load_yaml
+    parsed: dict[str, dict] = {}
+    for path in _index.TaskIndex._iter_yaml_files(Path(lm_eval.tasks.__file__).parent):
+        try:
+            parsed[str(path)] = read(path, resolve_func=False, recursive=True)
+        except Exception:  # noqa: BLE001 - the run's own parse raises it again, where lm_eval logs it
+            continue
+
+    def parsed_once(path: str | Path, *, resolve_func: bool = True, recursive: bool = True, **more):
+        if not resolve_func and recursive and not more and str(path) in parsed:
+            return parsed.pop(str(path))
+        return read(path, resolve_func=resolve_func, recursive=recursive, **more)
+
+    _index.load_yaml = parsed_once
 
 
 def run_child(request: dict, bin_dir: str, preamble: bytes) -> None:
@@ -134,6 +165,8 @@ def preload() -> bytes:
             for name in PRELOAD:
                 importlib.import_module(name)
             warm_caches()
+            if not _autoload.enabled():
+                parse_lm_eval_tasks_once()
             sys.stderr.flush()
         finally:
             os.dup2(saved, 2)
