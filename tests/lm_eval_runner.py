@@ -71,10 +71,7 @@ def lm_eval_command(
 
     lm_eval indexes only the plugin's tasks and ``--include_path`` (``LM_EVAL_STEREO_ONLY_PLUGIN_TASKS=1``, about 10 s
     less start-up per run) unless ``env`` sets that variable: the discovery tests run the full index."""
-    console_script = [str(Path(sys.executable).parent / executable)]
-    if executable in FORKED_SCRIPTS:  # a Python script the fork server runs as one
-        console_script = [sys.executable, *console_script]
-    program = list(launcher) or console_script
+    program = list(launcher) or console_command(executable)
     engine = started_engine(args)
     if engine:
         starting(engine)
@@ -313,26 +310,35 @@ FORKED_SCRIPTS = (LM_EVAL_STEREO, "accelerate")
 UNPRIVILEGED = ("setpriv", "--bounding-set=-dac_override,-dac_read_search") if os.geteuid() == 0 else ()
 
 
+def console_command(executable: str) -> list[str]:
+    """The command line that starts this environment's console script ``executable``: its path, or ``python path``
+    for one the fork server runs as a Python script (:data:`FORKED_SCRIPTS`)."""
+    path = str(Path(sys.executable).parent / executable)
+    return [sys.executable, path] if executable in FORKED_SCRIPTS else [path]
+
+
 def run_command(
     *args: str | Path,
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
     launcher: Sequence[str] = (),
     script: Path | None = None,
+    executable: str = LM_EVAL_STEREO,
     timeout: float = 300,
 ) -> subprocess.CompletedProcess:
-    """``lm-eval-stereo ARGS...`` (or ``python script ARGS...``) as :func:`subprocess.run` with
-    ``capture_output=True, text=True`` would run it, in a child of a fork server started by ``launcher`` (e.g.
-    :data:`UNPRIVILEGED`) with the environment of the ``lm_eval`` runs (:func:`lm_eval_command`, ``env`` added), which
-    has imported what the command's ``lm_eval`` runs import."""
-    program = script or Path(sys.executable).parent / LM_EVAL_STEREO
-    command = [sys.executable, str(program), *map(str, args)]
+    """``lm-eval-stereo ARGS...`` (another console script: ``executable``; or ``python script ARGS...``) as
+    :func:`subprocess.run` with ``capture_output=True, text=True`` would run it, in a child of a fork server started by
+    ``launcher`` (e.g. :data:`UNPRIVILEGED`) with the environment of the ``lm_eval`` runs (:func:`lm_eval_command`,
+    ``env`` added), which has imported what the command's ``lm_eval`` runs import."""
+    program = [sys.executable, str(script)] if script else console_command(executable)
+    command = [*program, *map(str, args)]
     full_env = {**os.environ, ONLY_PLUGIN_TASKS_ENV: "1", **(env or {})}
     folder = cwd or Path.cwd()
     server = server_for(command, full_env, launcher)
     if server is not None:
         return server.run(command, folder, full_env, timeout)
-    fresh = command if script else command[1:]  # a script as ``python script``; the console script by its #! line
+    # a script as ``python script``; a console script by its #! line
+    fresh = command[1:] if not script and executable in FORKED_SCRIPTS else command
     return subprocess.run(
         [*launcher, *fresh], capture_output=True, text=True, env=full_env, cwd=folder, timeout=timeout
     )

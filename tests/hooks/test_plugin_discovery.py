@@ -9,7 +9,7 @@ import sysconfig
 import warnings
 from pathlib import Path
 
-from lm_eval_runner import REPO, run_lm_eval, server_for
+from lm_eval_runner import REPO, run_command, run_lm_eval
 
 from lm_eval_stereo import _autoload, tasks_path
 from lm_eval_stereo.cli_lm_eval import listing_argv
@@ -20,14 +20,6 @@ BIN = Path(sys.executable).parent
 
 def run(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env={**os.environ, **env}, timeout=600)
-
-
-def run_forked(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
-    """:func:`run` as a child of the suite's fork server for its environment (:mod:`lm_eval_runner`): ``lm_eval``
-    without its imports."""
-    full_env = {**os.environ, **env}
-    server = server_for(command, full_env)
-    return server.run(command, cwd, full_env, 600) if server else run(command, cwd, **env)
 
 
 def run_installed(command: list[str], cwd: Path, **extra: str) -> subprocess.CompletedProcess:
@@ -48,7 +40,9 @@ def test_task_listings_show_plugin_and_builtin_tasks(tmp_path):
     (the ``LM_EVAL_STEREO_ONLY_PLUGIN_TASKS=1`` every other lm_eval test of this suite runs with) lists the plugin's
     tasks only. (One full listing, of the groups: a listing indexes every YAML of lm_eval's and reads them again;
     ``ls tasks`` took about 20 CPU-seconds in a fresh process here, ``ls groups`` 15.)"""
-    listing = run_forked([str(BIN / "lm_eval"), "ls", "groups"], tmp_path, **{ONLY_PLUGIN_TASKS_ENV: ""})
+    listing = run_command(
+        "ls", "groups", executable="lm_eval", env={ONLY_PLUGIN_TASKS_ENV: ""}, cwd=tmp_path, timeout=600
+    )
     assert listing.returncode == 0, listing.stderr[-2000:]
     groups = {line.split("|")[1].strip() for line in listing.stdout.splitlines() if line.startswith("|")}
     assert {"stereoset_multi", "gest", "mmlu", "AraDiCE"} <= groups
