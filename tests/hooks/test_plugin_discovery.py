@@ -90,23 +90,31 @@ def test_include_path_works_without_the_hook_and_nothing_without_either(tiny_cau
     assert without.returncode != 0 and "stereoset_multi_en" in without.stderr
 
 
+def run_probe(code: str, folder: Path, **env: str) -> subprocess.CompletedProcess:
+    """``python probe.py`` of ``code`` in ``folder``, a child of the fork server of its environment: an interpreter
+    started with that environment (the plugin's start-up hook on, or off), less the imports of lm_eval and torch."""
+    probe = folder / "probe.py"
+    probe.write_text(code, encoding="utf-8")
+    return run_command(script=probe, env=env, cwd=folder, timeout=600)
+
+
 def test_models_are_registered_beside_the_builtin_ones(tmp_path):
     probe = (
-        "from lm_eval.api.registry import get_model, model_registry;"
-        "print(get_model('hf').__name__, 'hf-mlm' in model_registry, 'replay' in model_registry)"
+        "from lm_eval.api.registry import get_model, model_registry\n"
+        "print(get_model('hf').__name__, 'hf-mlm' in model_registry, 'replay' in model_registry)\n"
     )
-    assert run([sys.executable, "-c", probe], tmp_path).stdout.split() == ["HFLM", "True", "True"]
-    disabled = run([sys.executable, "-c", probe], tmp_path, **{_autoload.AUTOLOAD_ENV: "0"})
+    assert run_probe(probe, tmp_path).stdout.split() == ["HFLM", "True", "True"]
+    disabled = run_probe(probe, tmp_path, **{_autoload.AUTOLOAD_ENV: "0"})
     assert disabled.stdout.split() == ["HFLM", "False", "False"]
 
 
 def test_hook_adds_the_task_folder_once(tmp_path):
     """Passing the plugin's folder explicitly as well must not index it twice (no override warnings)."""
     probe = (
-        f"import lm_eval.tasks as t; m = t.TaskManager(include_defaults=False, include_path=[{str(tasks_path())!r}]);"
-        "print(' '.join(sorted(n for n in m.all_tasks if n.startswith('stereoset_multi_'))))"
+        f"import lm_eval.tasks as t\nm = t.TaskManager(include_defaults=False, include_path=[{str(tasks_path())!r}])\n"
+        "print(' '.join(sorted(n for n in m.all_tasks if n.startswith('stereoset_multi_'))))\n"
     )
-    result = run([sys.executable, "-c", probe], tmp_path)
+    result = run_probe(probe, tmp_path)
     names = result.stdout.split()
     assert {f"stereoset_multi_{lang}" for lang in ("en", "de", "fr", "es", "tr")} <= set(names)
     assert len(names) == len(set(names))
