@@ -89,13 +89,16 @@ def quiet() -> Iterator[None]:
     root logger (``logging.error``), whose filter drops them here: ``logging.disable`` would clear the cache of every
     logger of the process twice a resample (30 µs a resample beside the 336 loggers of lm_eval's run, 3 µs with the
     filter; more where more loggers are)."""
-    logging.root.addFilter(_above_error)
+    outermost = _above_error not in logging.root.filters  # a quiet() inside another leaves the filter to the outer
+    if outermost:
+        logging.root.addFilter(_above_error)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             yield
     finally:
-        logging.root.removeFilter(_above_error)
+        if outermost:
+            logging.root.removeFilter(_above_error)
 
 
 def aggregate(function: Aggregation, values: Sequence[Any]) -> float:

@@ -21,6 +21,8 @@ def bias_score_ambig():
 def test_an_undefined_figure_is_nan_and_lm_eval_s_error_line_is_dropped_only_inside_quiet(caplog) -> None:
     caplog.set_level(logging.INFO)
     with lm_eval_functions.quiet():
+        with lm_eval_functions.quiet():  # nested: the inner one's end leaves the outer one quiet
+            pass
         undefined = lm_eval_functions.aggregate(bias_score_ambig(), NO_AMBIGUOUS)
         logging.critical("a critical line still shows")
     assert math.isnan(undefined)
