@@ -35,8 +35,10 @@ from lm_eval_stereo.tasks.lm_eval_bias.offline_tasks import write_offline_tasks
 
 pytestmark = MARKS
 
-#: lm_eval's greedy tasks and their documents (``stock_mc``'s second holds the context of about 700 words)
-GREEDY = {"stock_mc": [0, 1, 2, 3], "stock_until_newline": [0, 1, 2, 3], "stock_rolling": [0, 1, 2, 3]}
+#: lm_eval's greedy tasks and their documents: not ``stock_mc``'s second, whose context of about 700 words is longer
+#: than the tiny models' window (tests/hooks/test_stock_tasks.py) but inside this engine's, where its 1,400 prompt
+#: tokens would take most of each run's time and test nothing the short ones do not
+GREEDY = {"stock_mc": [0, 2, 3], "stock_until_newline": [0, 1, 2, 3], "stock_rolling": [0, 1, 2, 3]}
 #: the bias task of the comparisons (see the module docstring)
 BIAS_TASK = "crows_pairs_english"
 GREEDY |= {BIAS_TASK: [0, 1, 2, 3]}
@@ -115,8 +117,7 @@ def assert_served_stock(on: LmEvalRun, off: LmEvalRun, tasks: dict[str, list[int
         assert not {"unanswered,none", "cut_answers,none", "truncated,none"} & set(on.results["results"][task])
 
 
-SERVED_GREEDY = {"stock_mc": [0, 2, 3], "stock_until_newline": [0, 1, 2, 3], "stock_rolling": [0, 1, 2, 3]}
-SERVED_GREEDY |= {BIAS_TASK: [0, 1]}
+SERVED_GREEDY = GREEDY | {BIAS_TASK: [0, 1]}
 
 
 def test_vllm_serve_completions_and_chat_give_lm_eval_s_tasks_what_stock_lm_eval_gives(
