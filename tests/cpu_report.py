@@ -15,6 +15,11 @@ CPU-seconds outside any test (start-up, collection). On the idle 2-core machine 
 the larger of (total ÷ 2) and the busiest worker's sum, in seconds. With ``LM_EVAL_TESTS_CPU_BUDGET=1`` (``make test``,
 ``make test-quick``) a file that took more than its share of its tier's budget by half fails the run, named after the
 table (:mod:`cpu_budget`).
+
+The controller also times a fixed Python loop (:func:`loop_seconds`) as the run starts and as it ends and prints both
+under the table: the machine's speed then. A shared host's speed varies (on the 2-core machine the same loop has taken
+from 1.0 to 2.0 times its fastest time from one minute to the next), and every figure of the run with it, so two runs'
+figures compare only at like speeds.
 """
 
 from __future__ import annotations
@@ -35,6 +40,16 @@ from tiers import ENGINE
 
 #: the key under which a worker sends its figures to the controller
 WORKER_OUTPUT = "cpu_per_file"
+#: the steps of the fixed loop that gives the machine's speed (about 0.1 CPU-seconds on the 2-core machine)
+SPEED_LOOP_STEPS = 3_000_000
+
+
+def loop_seconds(steps: int = SPEED_LOOP_STEPS) -> float:
+    """CPU-seconds this process takes for a fixed loop of ``steps`` additions: the machine's speed now."""
+    start, total = time.process_time(), 0
+    for step in range(steps):
+        total += step
+    return time.process_time() - start
 
 
 def cpu_now() -> float:
@@ -62,6 +77,7 @@ class CpuReport:
         self.files: dict[str, FileCost] = defaultdict(FileCost)
         self.outside: dict[str, float] = {}  # worker id -> CPU-seconds outside any test
         self.over: list[str] = []  # the files over their share (cpu_budget), once judged
+        self.loop_at_start: float | None = None  # on the controller: loop_seconds() as the run started
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
@@ -117,6 +133,9 @@ class CpuReport:
             write(f"{total:8.1f} CPU-seconds: the {tier} tier's files (its budget: {TIER_BUDGETS[tier]:g})")
         for worker, seconds in sorted(self.outside.items()):
             write(f"{seconds:8.1f} CPU-seconds outside any test ({worker}: start-up, collection)")
+        if self.loop_at_start is not None:
+            write(f"{self.loop_at_start:8.2f} s at the start, {loop_seconds():.2f} s at the end: a fixed Python loop of "
+                  f"{SPEED_LOOP_STEPS:,} steps (the machine's speed: compare runs only at like speeds)")  # fmt: skip
         if self.over:
             terminalreporter.section("over their share of the tier's CPU budget (tests/cpu_budget.py)", red=True)
             for line in self.over:
@@ -124,4 +143,7 @@ class CpuReport:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.pluginmanager.register(CpuReport(), "cpu_report_figures")
+    report = CpuReport()
+    if not hasattr(config, "workerinput"):  # the controller, or a run without xdist
+        report.loop_at_start = loop_seconds()
+    config.pluginmanager.register(report, "cpu_report_figures")
