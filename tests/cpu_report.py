@@ -16,10 +16,11 @@ the larger of (total ÷ 2) and the busiest worker's sum, in seconds. With ``LM_E
 ``make test-quick``) a file that took more than its share of its tier's budget by half fails the run, named after the
 table (:mod:`cpu_budget`).
 
-The controller also times a fixed Python loop (:func:`loop_seconds`) as the run starts and as it ends and prints both
-under the table: the machine's speed then. A shared host's speed varies (on the 2-core machine the same loop has taken
-from 1.0 to 2.0 times its fastest time from one minute to the next), and every figure of the run with it, so two runs'
-figures compare only at like speeds.
+The controller also times a fixed Python loop (:func:`loop_seconds`, the CPU-seconds of its own thread) as the run
+starts, every :data:`SPEED_INTERVAL` seconds while xdist's workers run the tests, and as it ends, and prints the
+fastest, median and slowest time under the table: the machine's speed during the run. A shared host's speed varies
+(on the 2-core machine the same loop has taken from 1.0 to 2.0 times its fastest time from one minute to the next),
+and every figure of the run with it, so two runs' figures compare only at like speeds.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from __future__ import annotations
 import json
 import os
 import resource
+import statistics
+import threading
 import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass
@@ -42,14 +45,39 @@ from tiers import ENGINE
 WORKER_OUTPUT = "cpu_per_file"
 #: the steps of the fixed loop that gives the machine's speed (about 0.1 CPU-seconds on the 2-core machine)
 SPEED_LOOP_STEPS = 3_000_000
+#: seconds between two timings of the loop on an xdist controller
+SPEED_INTERVAL = 20.0
 
 
 def loop_seconds(steps: int = SPEED_LOOP_STEPS) -> float:
-    """CPU-seconds this process takes for a fixed loop of ``steps`` additions: the machine's speed now."""
-    start, total = time.process_time(), 0
+    """CPU-seconds this thread takes for a fixed loop of ``steps`` additions: the machine's speed now."""
+    start, total = time.thread_time(), 0
     for step in range(steps):
         total += step
-    return time.process_time() - start
+    return time.thread_time() - start
+
+
+class SpeedSamples(threading.Thread):
+    """:func:`loop_seconds` now, every :data:`SPEED_INTERVAL` seconds where ``repeat`` (an xdist controller, which
+    runs no test: elsewhere the timings would count in the tests' CPU-seconds), and once more at :meth:`stop`."""
+
+    def __init__(self, repeat: bool) -> None:
+        super().__init__(name="cpu_report speed", daemon=True)
+        self.seconds = [loop_seconds()]
+        self.stopped = threading.Event()
+        if repeat:
+            self.start()
+
+    def run(self) -> None:
+        while not self.stopped.wait(SPEED_INTERVAL):
+            self.seconds.append(loop_seconds())
+
+    def stop(self) -> list[float]:
+        """Every timing, the last one taken now."""
+        self.stopped.set()
+        if self.is_alive():
+            self.join()
+        return [*self.seconds, loop_seconds()]
 
 
 def cpu_now() -> float:
@@ -77,7 +105,7 @@ class CpuReport:
         self.files: dict[str, FileCost] = defaultdict(FileCost)
         self.outside: dict[str, float] = {}  # worker id -> CPU-seconds outside any test
         self.over: list[str] = []  # the files over their share (cpu_budget), once judged
-        self.loop_at_start: float | None = None  # on the controller: loop_seconds() as the run started
+        self.speed: SpeedSamples | None = None  # on the controller
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
@@ -133,9 +161,11 @@ class CpuReport:
             write(f"{total:8.1f} CPU-seconds: the {tier} tier's files (its budget: {TIER_BUDGETS[tier]:g})")
         for worker, seconds in sorted(self.outside.items()):
             write(f"{seconds:8.1f} CPU-seconds outside any test ({worker}: start-up, collection)")
-        if self.loop_at_start is not None:
-            write(f"{self.loop_at_start:8.2f} s at the start, {loop_seconds():.2f} s at the end: a fixed Python loop of "
-                  f"{SPEED_LOOP_STEPS:,} steps (the machine's speed: compare runs only at like speeds)")  # fmt: skip
+        if self.speed is not None:
+            seconds = self.speed.stop()
+            write(f"{min(seconds):8.2f} s fastest, {statistics.median(seconds):.2f} s median, {max(seconds):.2f} s "
+                  f"slowest: a fixed Python loop of {SPEED_LOOP_STEPS:,} steps, timed {len(seconds)} times during the "
+                  "run (the machine's speed: compare runs only at like speeds)")  # fmt: skip
         if self.over:
             terminalreporter.section("over their share of the tier's CPU budget (tests/cpu_budget.py)", red=True)
             for line in self.over:
@@ -145,5 +175,5 @@ class CpuReport:
 def pytest_configure(config: pytest.Config) -> None:
     report = CpuReport()
     if not hasattr(config, "workerinput"):  # the controller, or a run without xdist
-        report.loop_at_start = loop_seconds()
+        report.speed = SpeedSamples(repeat=bool(getattr(config.option, "numprocesses", None)))
     config.pluginmanager.register(report, "cpu_report_figures")
