@@ -3,19 +3,14 @@
 list after the CPU table (:mod:`cpu_report` gathers the figures, :func:`over_budget` judges them).
 
 The budgets are what the tiers took, not what they should take, with a quarter more than the earlier runs they were set
-from (quick 521, engine 1,197). In the last four whole ``make test`` runs (2 xdist workers) on the 2-core machine
-alone the quick tier's files took 335, 327, 398 and 391 CPU-seconds and the engine tier's 1,180, 1,123, 1,462 and
-1,373, in 13 minutes 21 seconds, 12 minutes 49 seconds, 16 minutes 33 seconds and 15 minutes 33 seconds (the target:
-15; the last two on a slower machine). ``make test-quick`` took 3 minutes
-28 seconds to 3 minutes 43 in four runs (367 to 396 CPU-seconds of the quick tier's files), then 4 minutes 7 seconds to
-6 minutes 4 in seven runs on a slower machine (437 to 556; the target: 4 minutes; docs/TESTED.md). The
-budget guards against growth: a file's share (:data:`SHARES`, per tier: a file with an engine test counts in the engine
-tier in ``make test``, with its quick tests only in the quick tier in ``make test-quick``) is the largest of its
-CPU-seconds in those runs and the earlier ones the shares were set from (a file's figure includes a fork server's start,
-about 5 CPU-seconds, when it is the first of its worker to need one); the files under 4 CPU-seconds share what is left
-of their tier's budget equally, but never less than :data:`MINIMUM_SHARE` (a start of ``lm_eval`` alone takes about 3).
-The order the files run in (``conftest.scheduling_key``) reads the same figures. A file that grows past its share by
-half is a sign to move work into a shared fixture, or to give it a share here, out of another file's.
+from (quick 521, engine 1,197); docs/TESTED.md gives the runs since, and the machine's speed in each. The budget guards
+against growth: a file's share (:data:`SHARES`, per tier: a file with an engine test counts in the engine tier in ``make
+test``, with its quick tests only in the quick tier in ``make test-quick``) is the largest of its CPU-seconds in those
+runs and the earlier ones the shares were set from (a file's figure includes a fork server's start, about 5 CPU-seconds,
+when it is the first of its worker to need one); the files under 4 CPU-seconds share what is left of their tier's budget
+equally, but never less than :data:`MINIMUM_SHARE` (a start of ``lm_eval`` alone takes about 3). The order the files run
+in (``conftest.scheduling_key``) reads the same figures. A file that grows past its share by half is a sign to move work
+into a shared fixture, or to give it a share here, out of another file's.
 """
 
 from __future__ import annotations
