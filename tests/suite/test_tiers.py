@@ -110,14 +110,17 @@ def test_the_report_gathers_each_files_cpu_seconds_from_the_workers(fitting_run)
 
 def test_a_file_over_its_share_of_the_tier_budget_by_half_fails_the_run(tmp_path, fitting_run):
     """``make test`` sets ``LM_EVAL_TESTS_CPU_BUDGET=1``: every test passes, but ``test_busy.py`` (1.5 CPU-seconds)
-    takes more than 1.5 × its share of a quick tier of 0.5 CPU-seconds, and the run fails naming it; with a budget it
-    fits, the same run passes (and without the variable, as the quick tier's test here runs it, none is checked)."""
-    over = run_suite(tmp_path, env={BUDGET_ENV: "1", "TOY_QUICK_BUDGET": "0.5"})
+    takes more than 1.5 × its share of a quick tier of 0.3 CPU-seconds (judged at the usual speed, it still does on a
+    machine three times slower), and the run fails naming it; with a budget it fits, the same run passes (and without
+    the variable, as the quick tier's test here runs it, none is checked)."""
+    over = run_suite(tmp_path, env={BUDGET_ENV: "1", "TOY_QUICK_BUDGET": "0.3"})
     assert over.returncode == 1 and "4 passed in" in over.stdout, over.stdout[-3000:]
     section = over.stdout[over.stdout.index("over their share of the tier's CPU budget") :]
-    (line,) = [line for line in section.splitlines() if "CPU-seconds, over" in line]
+    (line,) = [line for line in section.splitlines() if line.startswith("test_busy.py: ")]
     cpu = figures(over.stdout)["test_busy.py"][0]
-    assert line == f"test_busy.py: {cpu:.1f} CPU-seconds, over 1.5 × its share of 0.5 (the quick tier's budget: 0.5)"
+    at_usual_speed = r"( \([\d.]+ at the usual speed: the loop took [\d.]+ × its usual time\))?"  # a slower run's
+    expected = rf"test_busy\.py: {cpu:.1f} CPU-seconds{at_usual_speed}, over 1\.5 × its share of 0\.3 \(the quick "
+    assert re.fullmatch(expected + r"tier's budget: 0\.3\)", line), line
     assert fitting_run.returncode == 0 and "over their share" not in fitting_run.stdout
 
 
@@ -144,6 +147,14 @@ def test_shares_are_a_files_own_or_an_equal_part_of_what_is_left(monkeypatch):
                 "tests/engine.py": (89.0, "engine")}  # fmt: skip
     assert cpu_budget.over_budget(figures_) == [
         "tests/a.py: 45.1 CPU-seconds, over 1.5 × its share of 30.0 (the quick tier's budget: 100)"
+    ]
+    # a faster run is judged as it is; a slower one (the speed loop's median 1.2 × its usual time) at the usual speed
+    usual = cpu_budget.USUAL_LOOP_SECONDS
+    assert cpu_budget.over_budget(figures_, loop_median=usual / 2) == cpu_budget.over_budget(figures_)
+    slower = {**figures_, "tests/a.py": (54.1, "quick")}  # 45.1 at the usual speed; tests/b.py 37.5, engine.py 74.2
+    assert cpu_budget.over_budget(slower, loop_median=1.2 * usual) == [
+        "tests/a.py: 54.1 CPU-seconds (45.1 at the usual speed: the loop took 1.20 × its usual time), over 1.5 × its "
+        "share of 30.0 (the quick tier's budget: 100)"
     ]
 
 
