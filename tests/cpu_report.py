@@ -19,7 +19,7 @@ table (:mod:`cpu_budget`).
 The controller also times a fixed Python loop (:func:`loop_seconds`, the CPU-seconds of its own thread) as the run
 starts, every :data:`SPEED_INTERVAL` seconds while xdist's workers run the tests, and as it ends, and prints the
 fastest, median and slowest time under the table: the machine's speed during the run. A shared host's speed varies
-(on the 2-core machine the same loop has taken from 1.0 to 2.0 times its fastest time from one minute to the next),
+(on the 2-core machine a loop like it has taken from 1.0 to 2.0 times its fastest time from one minute to the next),
 and every figure of the run with it, so two runs' figures compare only at like speeds.
 """
 
